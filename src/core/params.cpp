@@ -290,6 +290,22 @@ void load_process_params() {
     Registry& registry = Registry::global();
     if (const char* file = std::getenv("GROVE_PARAMS_FILE")) registry.load_file(file);
     registry.load_env(environ);
+    // `grove run --param k=v` passes k as GROVE_<K> and lists k here, so the
+    // registry can tell a launcher command-line value from a plain env one.
+    if (const char* listed = std::getenv("GROVE_JOB_CMDLINE_PARAMS")) {
+      std::string_view names = listed;
+      while (!names.empty()) {
+        const auto comma = names.find(',');
+        const std::string name(trim(names.substr(0, comma)));
+        names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+        if (name.empty()) continue;
+        std::string upper = "GROVE_";
+        for (char c : name)
+          upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (const char* value = std::getenv(upper.c_str()))
+          registry.set(name, value, Source::command_line);
+      }
+    }
   });
 }
 

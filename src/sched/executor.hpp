@@ -8,7 +8,10 @@
 // - The execution drives itself: a completion callback posts the steps it
 //   made ready (re-entrancy guarded, so immediate completions do not
 //   recurse). Callers only call Transport::progress() and check done().
-// - Copy and reduce steps run inline when ready.
+// - Copy and reduce steps run inline when ready. On a transport that does
+//   not carry payload (Transport::carries_payload() false: the simulator's
+//   sizes-only mode) they move no bytes, buffers may be null (lengths are
+//   still checked) and no scratch is allocated.
 // - A failed message (truncated, peer failed) marks the execution failed
 //   with a grove::Error naming the step, the peer and the cause; nothing
 //   further is posted.

@@ -47,6 +47,10 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string name() const = 0;  // "ucx", "sim", ...
+  // False for a backend that moves message lengths but no bytes (the
+  // simulator's sizes-only mode): send/recv then ignore their data pointers,
+  // and the executor moves no bytes either (see sched/executor.hpp).
+  virtual bool carries_payload() const { return true; }
 
   virtual void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
                     void* context) = 0;

@@ -1,3 +1,71 @@
 # Multi-process tests: each runs a driver (tests/mp/*.cpp -> mp_<name>) under
 # the real launcher. GROVE_TOOL is the grove executable.
 set(GROVE_TOOL $<TARGET_FILE:grove>)
+
+# ---- bootstrap and `grove run` (launcher) ----
+set(GROVE_EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/mp/expect.sh)
+set(MP_BOOTSTRAP $<TARGET_FILE:mp_bootstrap>)
+
+foreach(n 1 2 5 16)
+  add_test(NAME bootstrap.allgather.n${n} COMMAND ${GROVE_TOOL} run -n ${n} ${MP_BOOTSTRAP})
+  set_tests_properties(bootstrap.allgather.n${n} PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "bootstrap ok: ${n} ranks")
+endforeach()
+add_test(NAME bootstrap.singleton COMMAND ${MP_BOOTSTRAP} singleton)
+set_tests_properties(bootstrap.singleton PROPERTIES TIMEOUT 30
+                     PASS_REGULAR_EXPRESSION "bootstrap ok: 1 ranks")
+add_test(NAME bootstrap.tag_output
+         COMMAND ${GROVE_TOOL} run -n 3 --tag-output ${MP_BOOTSTRAP})
+set_tests_properties(bootstrap.tag_output PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "\\[0\\] bootstrap ok: 3 ranks")
+add_test(NAME bootstrap.param_passed
+         COMMAND ${GROVE_TOOL} run -n 2 --param timeout_ms=12345 ${MP_BOOTSTRAP} param timeout_ms 12345)
+set_tests_properties(bootstrap.param_passed PROPERTIES TIMEOUT 60)
+add_test(NAME bootstrap.bad_key_refused
+         COMMAND ${GROVE_EXPECT} 0 --match "refused a bootstrap connection claiming rank 2: wrong job key"
+                 --match "rank 2 is already connected" --match "bootstrap ok: 3 ranks"
+                 -- ${GROVE_TOOL} run -n 3 ${MP_BOOTSTRAP} badkey)
+set_tests_properties(bootstrap.bad_key_refused PROPERTIES TIMEOUT 60)
+add_test(NAME bootstrap.notify
+         COMMAND ${GROVE_EXPECT} 1 --match "grove run: rank 2 exited with code 1"
+                 --match "notify ok: 3 survivors" --absent "check failed"
+                 -- ${GROVE_TOOL} run -n 4 --on-failure=notify ${MP_BOOTSTRAP} notify 2)
+set_tests_properties(bootstrap.notify PROPERTIES TIMEOUT 60)
+
+add_test(NAME launcher.exit_code
+         COMMAND ${GROVE_EXPECT} 7 --match "^grove run: rank 3 exited with code 7$"
+                 -- ${GROVE_TOOL} run -n 4 ${MP_BOOTSTRAP} exit 7 3)
+add_test(NAME launcher.exit_code_plain_program
+         COMMAND ${GROVE_EXPECT} 3 --match "^grove run: rank 1 exited with code 3$"
+                 -- ${GROVE_TOOL} run -n 2 sh -c "exit $((GROVE_JOB_RANK * 3))")
+add_test(NAME launcher.non_grove_program
+         COMMAND ${GROVE_EXPECT} 0 --match "^hello$" -- ${GROVE_TOOL} run -n 3 echo hello)
+add_test(NAME launcher.killed_rank
+         COMMAND ${GROVE_EXPECT} 137 --match "^grove run: rank 1 killed by signal 9 \\(Killed\\)$"
+                 -- ${GROVE_TOOL} run -n 3 ${MP_BOOTSTRAP} signal 1)
+add_test(NAME launcher.timeout
+         COMMAND ${GROVE_EXPECT} 124 --match "^grove run: job timed out after 1 s; killed 3 ranks$"
+                 -- ${GROVE_TOOL} run -n 3 --timeout 1 ${MP_BOOTSTRAP} hang)
+add_test(NAME launcher.sigterm_forwarded
+         COMMAND ${GROVE_EXPECT} 143 --signal-when "hanging" TERM
+                 --match "received signal 15 \\(Terminated\\); forwarding it to 2 ranks"
+                 -- ${GROVE_TOOL} run -n 2 ${MP_BOOTSTRAP} hang)
+add_test(NAME launcher.early_exit_fails_collective
+         COMMAND ${GROVE_EXPECT} 1 --match "rank 0 exited with code 0 before joining barrier #2"
+                 -- ${GROVE_TOOL} run -n 2 ${MP_BOOTSTRAP} exit 0 0)
+add_test(NAME launcher.zero_ranks
+         COMMAND ${GROVE_EXPECT} 2 --match "-n must be at least 1" -- ${GROVE_TOOL} run -n 0 true)
+add_test(NAME launcher.missing_program
+         COMMAND ${GROVE_EXPECT} 2 --match "no program given" -- ${GROVE_TOOL} run -n 2)
+add_test(NAME launcher.program_not_found
+         COMMAND ${GROVE_EXPECT} 2 --match "program 'grove-no-such-program' not found in PATH"
+                 -- ${GROVE_TOOL} run -n 2 grove-no-such-program)
+add_test(NAME launcher.unknown_param
+         COMMAND ${GROVE_EXPECT} 2 --match "no_such_parameter"
+                 -- ${GROVE_TOOL} run -n 2 --param no_such_parameter=1 true)
+set_tests_properties(
+  launcher.exit_code launcher.exit_code_plain_program launcher.non_grove_program
+  launcher.killed_rank launcher.timeout launcher.sigterm_forwarded
+  launcher.early_exit_fails_collective launcher.zero_ranks launcher.missing_program
+  launcher.program_not_found launcher.unknown_param
+  PROPERTIES TIMEOUT 60)

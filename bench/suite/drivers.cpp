@@ -1,0 +1,17 @@
+// The table of benchmark drivers: one line per collective.
+
+#include "suite/driver.hpp"
+
+namespace grove::bench {
+
+std::unique_ptr<Driver> make_bcast_driver();
+std::unique_ptr<Driver> make_barrier_driver();
+
+std::vector<std::unique_ptr<Driver>> all_drivers() {
+  std::vector<std::unique_ptr<Driver>> drivers;
+  drivers.push_back(make_bcast_driver());
+  drivers.push_back(make_barrier_driver());
+  return drivers;
+}
+
+}  // namespace grove::bench

@@ -1,0 +1,19 @@
+#pragma once
+// Output of benchmark results: the readable table and the raw-sample TSV.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "suite/runner.hpp"
+
+namespace grove::bench {
+
+// The method and settings a reader needs to interpret the numbers.
+std::string describe_method(const RunOptions& options, int ranks);
+void print_table(std::FILE* out, const std::vector<CellResult>& cells);
+// One row per sample: library coll algorithm ranks bytes cadence iteration seconds.
+void write_tsv(const std::string& path, const std::string& library,
+               const std::vector<CellResult>& cells);
+
+}  // namespace grove::bench

@@ -1,0 +1,280 @@
+#include "suite/summary.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "grove/error.hpp"
+
+namespace grove::bench {
+namespace {
+
+std::string us(double seconds) {
+  return fmt::format("{:.2f}", seconds * 1e6);
+}
+
+std::string us_ci(const stats::Summary& s) {
+  return fmt::format("{} [{}, {}]", us(s.median), us(s.median_ci.lo), us(s.median_ci.hi));
+}
+
+// Ratio rows of one grove cell, by peer name.
+using RowsByPeer = std::map<std::string, const RatioRow*>;
+
+std::vector<std::pair<const tsv::Cell*, RowsByPeer>> grove_cells_with_rows(
+    const RunSummary& run, const std::vector<RatioRow>& rows) {
+  std::vector<std::pair<const tsv::Cell*, RowsByPeer>> out;
+  for (const tsv::Cell& c : run.cells) {
+    if (!is_grove_library(c.library)) continue;
+    RowsByPeer by_peer;
+    for (const RatioRow& r : rows) {
+      if (r.a_library == c.library && r.key == c.key) by_peer[r.b_library] = &r;
+    }
+    out.emplace_back(&c, std::move(by_peer));
+  }
+  return out;
+}
+
+bool has_peer_numbers(const RunSummary& run) {
+  for (const PeerStatus& p : run.peers) {
+    if (p.ran) return true;
+  }
+  return false;
+}
+
+void write_file(const std::string& path, const std::string& text, std::string_view what) {
+  std::ofstream out(path);
+  if (!out) throw Error(Errc::usage, fmt::format("cannot write {} file '{}'", what, path));
+  out << text;
+  out.flush();
+  if (!out) throw Error(Errc::usage, fmt::format("writing {} file '{}' failed", what, path));
+}
+
+}  // namespace
+
+std::vector<std::string> RunSummary::peer_names() const {
+  std::vector<std::string> names;
+  for (const PeerStatus& p : peers)
+    names.push_back(p.name);
+  return names;
+}
+
+std::vector<Headline> headlines(const std::vector<tsv::Cell>& cells,
+                                const std::vector<std::string>& peers) {
+  const auto rows = compare_with_peers(cells, peers);
+  std::map<std::pair<std::string, std::string>, Headline> by_pair;
+  std::vector<std::pair<std::string, std::string>> order;
+  auto add = [&](const std::string& grove, const std::string& against, double ratio,
+                 const tsv::CellKey& key) {
+    if (std::isnan(ratio)) return;
+    auto [it, inserted] = by_pair.try_emplace({grove, against});
+    Headline& h = it->second;
+    if (inserted) {
+      h.grove_library = grove;
+      h.against = against;
+      order.emplace_back(grove, against);
+    }
+    ++h.cells;
+    if (ratio <= 1) ++h.at_or_below_one;
+    h.geometric_mean += std::log(ratio);
+    if (ratio > h.worst) {
+      h.worst = ratio;
+      h.worst_cell = key.text();
+    }
+  };
+  for (const RatioRow& r : rows)
+    add(r.a_library, r.b_library, r.ratio.value, r.key);
+  // Per cell the faster of the two MPI libraries, when both ran.
+  std::map<std::pair<std::string, tsv::CellKey>, std::map<std::string, double>> mpi;
+  for (const RatioRow& r : rows) {
+    if (r.b_library == "openmpi" || r.b_library == "mpich") {
+      mpi[{r.a_library, r.key}][r.b_library] = r.b.median;
+    }
+  }
+  for (const RatioRow& r : rows) {
+    if (r.b_library != "openmpi") continue;
+    const auto& both = mpi[{r.a_library, r.key}];
+    if (both.size() != 2) continue;
+    const double best = std::min(both.at("openmpi"), both.at("mpich"));
+    add(r.a_library, "faster of openmpi and mpich", best > 0 ? r.a.median / best : NAN, r.key);
+  }
+  std::vector<Headline> out;
+  for (const auto& key : order) {
+    Headline h = by_pair.at(key);
+    h.geometric_mean = std::exp(h.geometric_mean / static_cast<double>(h.cells));
+    out.push_back(h);
+  }
+  return out;
+}
+
+void print_summary(std::FILE* out, const RunSummary& run) {
+  for (const std::string& line : run.settings)
+    fmt::print(out, "# {}\n", line);
+  for (const PeerStatus& p : run.peers) {
+    fmt::print(out, "# {}: {}{}\n", p.name, p.ran ? "" : "no numbers: ", p.note);
+  }
+  if (!has_peer_numbers(run)) {
+    fmt::print(out, "{:<12} {:<15} {:<20} {:>5} {:>9} {:<9} {:>7} {:>27} {:>11} {:>11}\n",
+               "library", "collective", "algorithm", "ranks", "bytes", "cadence", "iters",
+               "median_us [95% CI]", "p5_us", "p95_us");
+    for (const SummarizedCell& s : summarize(run.cells)) {
+      const tsv::CellKey& k = s.cell.key;
+      fmt::print(out, "{:<12} {:<15} {:<20} {:>5} {:>9} {:<9} {:>7} {:>27} {:>11} {:>11}\n",
+                 s.cell.library, k.collective, k.algorithm, k.ranks, k.bytes, k.cadence,
+                 s.summary.count, us_ci(s.summary), us(s.summary.p5), us(s.summary.p95));
+    }
+    return;
+  }
+  const auto rows = compare_with_peers(run.cells, run.peer_names());
+  std::string head =
+      fmt::format("{:<12} {:<15} {:<16} {:>5} {:>9} {:<9} {:>27}", "library", "collective",
+                  "algorithm", "ranks", "bytes", "cadence", "median_us [95% CI]");
+  for (const PeerStatus& p : run.peers) {
+    if (p.ran) head += fmt::format(" | {:>10} {:>27}", p.name + "_us", "ratio [95% CI]");
+  }
+  fmt::print(out, "{}\n", head);
+  for (const auto& [cell, by_peer] : grove_cells_with_rows(run, rows)) {
+    const tsv::CellKey& k = cell->key;
+    const stats::Summary s = stats::summarize(cell->samples, k.text());
+    std::string line =
+        fmt::format("{:<12} {:<15} {:<16} {:>5} {:>9} {:<9} {:>27}", cell->library, k.collective,
+                    k.algorithm, k.ranks, k.bytes, k.cadence, us_ci(s));
+    for (const PeerStatus& p : run.peers) {
+      if (!p.ran) continue;
+      const auto it = by_peer.find(p.name);
+      if (it == by_peer.end())
+        line += fmt::format(" | {:>10} {:>27}", "-", "-");
+      else
+        line += fmt::format(" | {:>10} {:>27}", us(it->second->b.median),
+                            format_ratio(it->second->ratio));
+    }
+    fmt::print(out, "{}\n", line);
+  }
+  for (const Headline& h : headlines(run.cells, run.peer_names())) {
+    fmt::print(out,
+               "# {} vs {}: at or below 1 in {} of {} cells, geometric mean ratio {:.3f}, "
+               "worst {:.3f} ({})\n",
+               h.grove_library, h.against, h.at_or_below_one, h.cells, h.geometric_mean, h.worst,
+               h.worst_cell);
+  }
+}
+
+void write_json(const std::string& path, const RunSummary& run) {
+  using nlohmann::json;
+  json doc;
+  doc["settings"] = run.settings;
+  doc["method"] =
+      "time per call = last rank's completion - first rank's start (shared CLOCK_MONOTONIC); "
+      "median with 95% percentile-bootstrap CI, 2000 resamples, seed = CRC-32 of the cell";
+  json peers = json::array();
+  for (const PeerStatus& p : run.peers)
+    peers.push_back({{"name", p.name}, {"ran", p.ran}, {"note", p.note}});
+  doc["peers"] = peers;
+  json cells = json::array();
+  for (const SummarizedCell& s : summarize(run.cells)) {
+    const auto& k = s.cell.key;
+    const auto& m = s.summary;
+    cells.push_back({{"library", s.cell.library},
+                     {"collective", k.collective},
+                     {"algorithm", k.algorithm},
+                     {"ranks", k.ranks},
+                     {"bytes", k.bytes},
+                     {"cadence", k.cadence},
+                     {"iterations", m.count},
+                     {"min_s", m.min},
+                     {"p5_s", m.p5},
+                     {"median_s", m.median},
+                     {"p95_s", m.p95},
+                     {"max_s", m.max},
+                     {"median_ci_s", {m.median_ci.lo, m.median_ci.hi}}});
+  }
+  doc["cells"] = cells;
+  json ratios = json::array();
+  for (const RatioRow& r : compare_with_peers(run.cells, run.peer_names())) {
+    ratios.push_back({{"library", r.a_library},
+                      {"against", r.b_library},
+                      {"collective", r.key.collective},
+                      {"algorithm", r.key.algorithm},
+                      {"ranks", r.key.ranks},
+                      {"bytes", r.key.bytes},
+                      {"cadence", r.key.cadence},
+                      {"ratio", std::isnan(r.ratio.value) ? json(nullptr) : json(r.ratio.value)},
+                      {"ratio_ci", {r.ratio.ci.lo, r.ratio.ci.hi}}});
+  }
+  doc["ratios"] = ratios;
+  json heads = json::array();
+  for (const Headline& h : headlines(run.cells, run.peer_names())) {
+    heads.push_back({{"library", h.grove_library},
+                     {"against", h.against},
+                     {"cells", h.cells},
+                     {"at_or_below_one", h.at_or_below_one},
+                     {"geometric_mean_ratio", h.geometric_mean},
+                     {"worst_ratio", h.worst},
+                     {"worst_cell", h.worst_cell}});
+  }
+  doc["headlines"] = heads;
+  write_file(path, doc.dump(2) + "\n", "JSON");
+}
+
+std::string markdown(const RunSummary& run) {
+  std::ostringstream md;
+  for (const std::string& line : run.settings)
+    md << "- " << line << "\n";
+  for (const PeerStatus& p : run.peers) {
+    md << "- " << p.name << ": " << (p.ran ? "" : "no numbers: ") << p.note << "\n";
+  }
+  md << "\n";
+  if (!has_peer_numbers(run)) {
+    md << "| library | collective | algorithm | ranks | bytes | cadence | iterations | median µs "
+          "[95% CI] | p5 µs | p95 µs |\n|---|---|---|---:|---:|---|---:|---:|---:|---:|\n";
+    for (const SummarizedCell& s : summarize(run.cells)) {
+      const auto& k = s.cell.key;
+      md << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", s.cell.library,
+                        k.collective, k.algorithm, k.ranks, k.bytes, k.cadence, s.summary.count,
+                        us_ci(s.summary), us(s.summary.p5), us(s.summary.p95));
+    }
+    return md.str();
+  }
+  md << "| library | collective | algorithm | ranks | bytes | cadence | median µs [95% CI] |";
+  std::string rule = "|---|---|---|---:|---:|---|---:|";
+  for (const PeerStatus& p : run.peers) {
+    if (!p.ran) continue;
+    md << fmt::format(" {} µs | ratio [95% CI] |", p.name);
+    rule += "---:|---:|";
+  }
+  md << "\n" << rule << "\n";
+  const auto rows = compare_with_peers(run.cells, run.peer_names());
+  for (const auto& [cell, by_peer] : grove_cells_with_rows(run, rows)) {
+    const auto& k = cell->key;
+    md << fmt::format("| {} | {} | {} | {} | {} | {} | {} |", cell->library, k.collective,
+                      k.algorithm, k.ranks, k.bytes, k.cadence,
+                      us_ci(stats::summarize(cell->samples, k.text())));
+    for (const PeerStatus& p : run.peers) {
+      if (!p.ran) continue;
+      const auto it = by_peer.find(p.name);
+      if (it == by_peer.end())
+        md << " - | - |";
+      else
+        md << fmt::format(" {} | {} |", us(it->second->b.median), format_ratio(it->second->ratio));
+    }
+    md << "\n";
+  }
+  md << "\n";
+  for (const Headline& h : headlines(run.cells, run.peer_names())) {
+    md << fmt::format(
+        "- {} vs {}: at or below 1 in {} of {} cells, geometric mean ratio {:.3f}, worst {:.3f} "
+        "(`{}`)\n",
+        h.grove_library, h.against, h.at_or_below_one, h.cells, h.geometric_mean, h.worst,
+        h.worst_cell);
+  }
+  return md.str();
+}
+
+void write_markdown(const std::string& path, const RunSummary& run) {
+  write_file(path, markdown(run), "Markdown");
+}
+
+}  // namespace grove::bench

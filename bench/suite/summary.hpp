@@ -1,0 +1,49 @@
+#pragma once
+// Summaries of a benchmark run for people and programs: the per-cell table
+// against the peers (stdout), the headline counts, `--json`, `--markdown`.
+// Input is pooled cells (suite/tsv.hpp), so the same code serves a live run,
+// a merge of rounds, and TSVs read back from bench/results/.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "suite/compare.hpp"
+#include "suite/tsv.hpp"
+
+namespace grove::bench {
+
+struct PeerStatus {
+  std::string name;  // openmpi, mpich, gloo
+  bool ran = false;  // false: `note` says why its columns are empty
+  std::string note;  // version and settings, or the reason it did not run
+};
+
+struct RunSummary {
+  std::vector<std::string> settings;  // lines stating method and settings
+  std::vector<tsv::Cell> cells;       // every library's pooled samples
+  std::vector<PeerStatus> peers;      // in the order asked for
+  std::vector<std::string> peer_names() const;
+};
+
+// How grove fares against one peer (or "best MPI": per cell the faster of
+// openmpi and mpich): cells at or below 1, the worst ratio and where.
+struct Headline {
+  std::string grove_library, against;
+  size_t cells = 0, at_or_below_one = 0;
+  double geometric_mean = 0, worst = 0;
+  std::string worst_cell;
+};
+
+std::vector<Headline> headlines(const std::vector<tsv::Cell>& cells,
+                                const std::vector<std::string>& peers);
+
+// Per grove cell: its median and CI, then per peer its median and the
+// ratio grove/peer with its CI; "-" where a peer has no such cell. Without
+// peers, the plain per-cell table of every library.
+void print_summary(std::FILE* out, const RunSummary& run);
+void write_json(const std::string& path, const RunSummary& run);
+void write_markdown(const std::string& path, const RunSummary& run);
+std::string markdown(const RunSummary& run);
+
+}  // namespace grove::bench

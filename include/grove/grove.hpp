@@ -1,0 +1,8 @@
+#pragma once
+// The public API of grove, in one include.
+
+#include "grove/comm.hpp"
+#include "grove/error.hpp"
+#include "grove/request.hpp"
+#include "grove/session.hpp"
+#include "grove/types.hpp"

@@ -1,0 +1,17 @@
+#pragma once
+// The environment `grove run` gives each rank. Shared by the launcher, which
+// sets these, and the `local` bootstrap, which reads them.
+
+namespace grove::job_env {
+
+inline constexpr const char* kRank = "GROVE_JOB_RANK";
+inline constexpr const char* kSize = "GROVE_JOB_SIZE";
+// Path of the launcher's Unix socket, inside a private (0700) directory.
+inline constexpr const char* kRendezvous = "GROVE_JOB_RENDEZVOUS";
+// Random per-job key every rank presents; a connection without it is refused.
+inline constexpr const char* kKey = "GROVE_JOB_KEY";
+// Comma-separated names given with `grove run --param`, so the registry
+// records them with Source::command_line rather than env.
+inline constexpr const char* kCmdlineParams = "GROVE_JOB_CMDLINE_PARAMS";
+
+}  // namespace grove::job_env

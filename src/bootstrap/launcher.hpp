@@ -1,0 +1,39 @@
+#pragma once
+// `grove run`: starts the ranks of a job on this machine, serves their
+// rendezvous (bootstrap/rendezvous.hpp), forwards signals and output, and
+// turns how the ranks ended into one exit status.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace grove::launch {
+
+enum class OnFailure {
+  abort,   // stop every other rank (SIGTERM, then SIGKILL after run_kill_grace_ms)
+  notify,  // send survivors a FailureNotice and let them continue
+};
+
+struct LaunchOptions {
+  int ranks = 0;
+  std::vector<std::string> command;                         // program, then its arguments
+  std::vector<std::pair<std::string, std::string>> params;  // --param name=value, in order
+  double timeout_s = 0;                                     // whole-job limit; 0: none
+  bool tag_output = false;
+  OnFailure on_failure = OnFailure::abort;
+};
+
+// Exit status of `grove run` when --timeout ends the job (as timeout(1)).
+inline constexpr int kTimedOutStatus = 124;
+
+// Validates `options` (grove::Error(usage) naming the problem: ranks < 1, no
+// program, a program not found, a bad --param), runs the job to its end and
+// returns the exit status: 0 when every rank exited 0; otherwise the first
+// failing rank's exit code or 128 + its signal; kTimedOutStatus on --timeout;
+// 128 + the signal when the launcher was interrupted and no rank failed.
+int run_job(const LaunchOptions& options);
+
+// Parses "name=value" (for --param); throws grove::Error(usage).
+std::pair<std::string, std::string> parse_param_assignment(const std::string& text);
+
+}  // namespace grove::launch

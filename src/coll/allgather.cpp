@@ -1,0 +1,182 @@
+#include "coll/allgather.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "coll/layout.hpp"
+#include "coll/plan.hpp"
+#include "coll/ring_steps.hpp"
+#include "coll/tree_steps.hpp"
+#include "grove/error.hpp"
+
+namespace grove::coll {
+namespace {
+
+size_t wrap(int64_t i, int n) {
+  return static_cast<size_t>(((i % n) + n) % n);
+}
+
+// Where this rank's block starts, and the output slot it must end in.
+Region own_block(const AllgatherArgs& a) {
+  return a.in_place ? output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes)
+                    : input_region(0, a.block_bytes);
+}
+
+// Copies the own block into its output slot (nothing when in place).
+std::optional<StepId> place_own(Plan& plan, const AllgatherArgs& a) {
+  if (a.in_place) return std::nullopt;
+  return plan.copy(own_block(a),
+                   output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes));
+}
+
+}  // namespace
+
+sched::Schedule allgather_ring(const AllgatherArgs& a) {
+  Plan plan("allgather:ring");
+  if (a.block_bytes == 0) return plan.finish();
+  place_own(plan, a);
+  ring_allgather(plan, a.rank, a.size, BlockLayout::uniform(a.size, a.block_bytes), 0, own_block(a),
+                 0);
+  return plan.finish();
+}
+
+sched::Schedule allgather_recursive_doubling(const AllgatherArgs& a) {
+  Plan plan("allgather:recursive_doubling");
+  const size_t b = a.block_bytes;
+  if (b == 0) return plan.finish();
+  const Fold fold(a.size);
+  const int r = a.rank;
+  const int last_channel = fold.steps + 1;
+  const Region everything = output_region(0, static_cast<size_t>(a.size) * b);
+  const auto placed = place_own(plan, a);
+
+  if (fold.sits_out(r)) {
+    // Hand the block to the even partner; receive the whole result from it.
+    const StepId sent = plan.send(r - 1, 0, own_block(a));
+    plan.recv(r - 1, last_channel, everything, Deps{sent}.add(placed));
+    return plan.finish();
+  }
+  Deps have;
+  have.add(placed);
+  if (fold.absorbs(r)) have.add(plan.recv(r + 1, 0, output_region((r + 1) * b, b)));
+
+  // Virtual rank v holds the blocks of an aligned group of 2^k virtual
+  // ranks after step k; the real blocks of a virtual range are contiguous.
+  const int v = fold.virtual_of(r);
+  auto group_bytes = [&](int first_v, int count) {
+    const size_t begin = static_cast<size_t>(fold.first_real(first_v)) * b;
+    const size_t end = static_cast<size_t>(fold.end_real(first_v + count - 1)) * b;
+    return output_region(begin, end - begin);
+  };
+  for (int k = 0; k < fold.steps; ++k) {
+    const int mask = 1 << k;
+    const int partner_v = v ^ mask;
+    const int partner = fold.real_of(partner_v);
+    const StepId got = plan.recv(partner, 1 + k, group_bytes(partner_v & ~(mask - 1), mask));
+    plan.send(partner, 1 + k, group_bytes(v & ~(mask - 1), mask), have);
+    have.add(got);
+  }
+  if (fold.absorbs(r)) plan.send(r + 1, last_channel, everything, have);
+  return plan.finish();
+}
+
+sched::Schedule allgather_bruck(const AllgatherArgs& a) {
+  Plan plan("allgather:bruck");
+  const size_t b = a.block_bytes;
+  const int n = a.size;
+  if (b == 0) return plan.finish();
+  Deps have;
+  have.add(place_own(plan, a));
+  // Blocks [first, first + count) mod N as at most two contiguous ranges.
+  auto pieces = [&](int64_t first, int count) {
+    std::vector<Region> out;
+    const size_t start = wrap(first, n);
+    const size_t head =
+        std::min<size_t>(static_cast<size_t>(count), static_cast<size_t>(n) - start);
+    out.push_back(output_region(start * b, head * b));
+    if (head < static_cast<size_t>(count))
+      out.push_back(output_region(0, (static_cast<size_t>(count) - head) * b));
+    return out;
+  };
+  // After step k rank r holds blocks [r, r + 2^(k+1)) mod N. At step k it
+  // sends the first min(2^k, N - 2^k) of them to r - 2^k and receives as
+  // many, starting at block r + 2^k, from r + 2^k.
+  for (int k = 0; (int64_t{1} << k) < n; ++k) {
+    const int d = 1 << k;
+    const int count = std::min(d, n - d);
+    const int to = static_cast<int>(wrap(a.rank - d, n));
+    const int from = static_cast<int>(wrap(a.rank + d, n));
+    const std::vector<Region> incoming = pieces(a.rank + d, count);
+    const std::vector<Region> outgoing = pieces(a.rank, count);
+    Deps got;
+    for (size_t i = 0; i < incoming.size(); ++i)
+      got.add(plan.recv(from, 2 * k + static_cast<int>(i), incoming[i]));
+    for (size_t i = 0; i < outgoing.size(); ++i) {
+      // Step 0 sends the own block straight from where it starts.
+      const Region src = k == 0 ? own_block(a) : outgoing[i];
+      plan.send(to, 2 * k + static_cast<int>(i), src, have);
+    }
+    have.add(got);
+  }
+  return plan.finish();
+}
+
+sched::Schedule allgather_neighbor_exchange(const AllgatherArgs& a) {
+  const int n = a.size;
+  if (n % 2 != 0 && n > 1) {
+    throw Error(
+        Errc::invalid_argument,
+        fmt::format("allgather:neighbor_exchange needs an even number of ranks, not {}", n));
+  }
+  Plan plan("allgather:neighbor_exchange");
+  const size_t b = a.block_bytes;
+  const int r = a.rank;
+  if (b == 0) return plan.finish();
+  const auto placed = place_own(plan, a);
+  if (n == 1) return plan.finish();
+  auto blocks = [&](int first, int count) {
+    return output_region(static_cast<size_t>(first) * b, static_cast<size_t>(count) * b);
+  };
+  // Even ranks first talk to the right, odd ranks to the left; each then
+  // alternates. `from[p]` is the first block of the pair expected next from
+  // neighbour p, moving two blocks per exchange with that neighbour.
+  const bool even = r % 2 == 0;
+  const int neighbor[2] = {static_cast<int>(wrap(r + (even ? 1 : -1), n)),
+                           static_cast<int>(wrap(r + (even ? -1 : 1), n))};
+  const int step_of[2] = {even ? 2 : -2, even ? -2 : 2};
+  int from[2] = {even ? r : neighbor[0], even ? r : neighbor[0]};
+
+  // Step 0: swap single blocks with neighbour 0.
+  StepId arrived = plan.recv(neighbor[0], 0, blocks(neighbor[0], 1));
+  plan.send(neighbor[0], 0, own_block(a));
+  Deps pair_ready;
+  pair_ready.add(placed).add(arrived);
+  int send_first = r - r % 2;  // the pair this rank now holds
+  for (int i = 1; i < n / 2; ++i) {
+    const int p = i % 2;
+    from[p] = static_cast<int>(wrap(from[p] + step_of[p], n));
+    const StepId got = plan.recv(neighbor[p], i, blocks(from[p], 2));
+    plan.send(neighbor[p], i, blocks(send_first, 2), pair_ready);
+    pair_ready = Deps{got};
+    send_first = from[p];
+  }
+  return plan.finish();
+}
+
+sched::Schedule allgather_gather_bcast(const AllgatherArgs& a, int rollup_radix,
+                                       int release_radix) {
+  Plan plan(
+      fmt::format("allgather:gather_bcast(rollup={},release={})", rollup_radix, release_radix));
+  if (a.block_bytes == 0) return plan.finish();
+  const topo::Tree rollup = topo::make_tree(topo::Shape::kary, a.size, 0, rollup_radix);
+  const topo::Tree release = topo::make_tree(topo::Shape::kary, a.size, 0, release_radix);
+  const BlockLayout layout = BlockLayout::uniform(a.size, a.block_bytes);
+  const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a), 0);
+  // The release overwrites the whole output, so it follows everything the
+  // gather did here (an in-place own block is read from the output).
+  tree_bcast(plan, release, a.rank, output_region(0, layout.total()), 1, gathered);
+  return plan.finish();
+}
+
+}  // namespace grove::coll

@@ -1,0 +1,100 @@
+#include "coll/allgatherv.hpp"
+
+#include <fmt/format.h>
+
+#include "coll/layout.hpp"
+#include "coll/plan.hpp"
+#include "coll/ring_steps.hpp"
+#include "coll/tree_steps.hpp"
+#include "grove/error.hpp"
+
+namespace grove::coll {
+namespace {
+
+BlockLayout layout_of(const AllgathervArgs& a) {
+  if (a.counts.size() != static_cast<size_t>(a.size)) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("allgatherv: {} counts for {} ranks", a.counts.size(), a.size));
+  }
+  if (a.offsets.empty()) return BlockLayout::packed(a.counts);
+  if (a.offsets.size() != a.counts.size()) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("allgatherv: {} offsets for {} ranks", a.offsets.size(), a.size));
+  }
+  return BlockLayout{a.offsets, a.counts};
+}
+
+Region own_block(const AllgathervArgs& a, const BlockLayout& layout) {
+  const auto r = static_cast<size_t>(a.rank);
+  return a.in_place ? output_region(layout.offsets[r], layout.lengths[r])
+                    : input_region(0, layout.lengths[r]);
+}
+
+std::optional<StepId> place_own(Plan& plan, const AllgathervArgs& a, const BlockLayout& layout) {
+  if (a.in_place) return std::nullopt;
+  const auto r = static_cast<size_t>(a.rank);
+  return plan.copy(own_block(a, layout), output_region(layout.offsets[r], layout.lengths[r]));
+}
+
+// True when the blocks tile [0, total) in rank order.
+bool tiles_in_rank_order(const BlockLayout& layout) {
+  size_t next = 0;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (layout.offsets[i] != next && layout.lengths[i] > 0) return false;
+    next += layout.lengths[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+sched::Schedule allgatherv_ring(const AllgathervArgs& a) {
+  Plan plan("allgatherv:ring");
+  const BlockLayout layout = layout_of(a);
+  if (layout.total() == 0) return plan.finish();
+  place_own(plan, a, layout);
+  ring_allgather(plan, a.rank, a.size, layout, 0, own_block(a, layout), 0);
+  return plan.finish();
+}
+
+sched::Schedule allgatherv_gather_bcast(const AllgathervArgs& a, int rollup_radix,
+                                        int release_radix) {
+  Plan plan(
+      fmt::format("allgatherv:gather_bcast(rollup={},release={})", rollup_radix, release_radix));
+  const BlockLayout layout = layout_of(a);
+  const size_t total = layout.total();
+  if (total == 0) return plan.finish();
+  const topo::Tree rollup = topo::make_tree(topo::Shape::kary, a.size, 0, rollup_radix);
+  const topo::Tree release = topo::make_tree(topo::Shape::kary, a.size, 0, release_radix);
+
+  if (tiles_in_rank_order(layout)) {
+    const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a, layout), 0);
+    tree_bcast(plan, release, a.rank, output_region(0, total), 1, gathered);
+    return plan.finish();
+  }
+  // Gather into the output as laid out, then release a packed copy.
+  const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a, layout), 0);
+  const BlockLayout packed = BlockLayout::packed(layout.lengths);
+  const Region pack = plan.take_scratch(total);
+  Deps ready = gathered;
+  if (a.rank == 0) {
+    for (size_t i = 0; i < layout.size(); ++i) {
+      ready.add(plan.copy(output_region(layout.offsets[i], layout.lengths[i]),
+                          sub_region(pack, packed.offsets[i], packed.lengths[i]), gathered));
+    }
+  }
+  const Deps released = tree_bcast(plan, release, a.rank, pack, 1, ready);
+  if (a.rank != 0) {
+    // Unpack after the own block left (in place it is read from the output).
+    Deps after = Deps(released).add(gathered);
+    place_own(plan, a, layout);
+    for (size_t i = 0; i < layout.size(); ++i) {
+      if (static_cast<int>(i) == a.rank) continue;
+      plan.copy(sub_region(pack, packed.offsets[i], packed.lengths[i]),
+                output_region(layout.offsets[i], layout.lengths[i]), after);
+    }
+  }
+  return plan.finish();
+}
+
+}  // namespace grove::coll

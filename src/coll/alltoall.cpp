@@ -1,0 +1,149 @@
+#include "coll/alltoall.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "coll/plan.hpp"
+#include "model/posting_depth.hpp"
+
+namespace grove::coll {
+namespace {
+
+int wrap(int64_t i, int n) {
+  return static_cast<int>(((i % n) + n) % n);
+}
+
+// Where the blocks to send are read from: the input, or a scratch copy of
+// the output when in place (the first step of the schedule).
+struct Source {
+  Region all;
+  std::optional<StepId> ready;  // the copy to scratch, if any
+  Region block(int j, size_t b) const { return sub_region(all, static_cast<size_t>(j) * b, b); }
+};
+
+Source take_source(Plan& plan, const AlltoallArgs& a) {
+  const size_t total = static_cast<size_t>(a.size) * a.block_bytes;
+  if (!a.in_place) return Source{input_region(0, total), std::nullopt};
+  const Region copy = plan.take_scratch(total);
+  return Source{copy, plan.copy(output_region(0, total), copy)};
+}
+
+Region out_block(int j, size_t b) {
+  return output_region(static_cast<size_t>(j) * b, b);
+}
+
+// The pairwise exchange itself; linear is the same with no depth limit.
+void exchange(Plan& plan, const AlltoallArgs& a, const Source& source) {
+  const size_t b = a.block_bytes;
+  const Deps after = Deps().add(source.ready);
+  plan.copy(source.block(a.rank, b), out_block(a.rank, b), after);
+  for (int i = 1; i < a.size; ++i) {
+    const int to = wrap(a.rank + i, a.size);
+    const int from = wrap(a.rank - i, a.size);
+    // In place, a receive overwrites output the scratch copy reads.
+    plan.recv(from, 0, out_block(from, b), after);
+    plan.send(to, 0, source.block(to, b), after);
+  }
+}
+
+}  // namespace
+
+sched::Schedule alltoall_linear(const AlltoallArgs& a) {
+  Plan plan("alltoall:linear");
+  if (a.block_bytes == 0) return plan.finish();
+  exchange(plan, a, take_source(plan, a));
+  return plan.finish();
+}
+
+sched::Schedule alltoall_pairwise(const AlltoallArgs& a, std::optional<uint32_t> posts) {
+  const uint64_t total = uint64_t{a.block_bytes} * static_cast<uint64_t>(a.size);
+  const uint32_t depth =
+      model::resolve_posting_depth(posts, static_cast<uint32_t>(a.size), a.block_bytes, total);
+  Plan plan(fmt::format("alltoall:pairwise(posts={})", depth));
+  if (a.block_bytes == 0) return plan.finish();
+  plan.set_limits(depth, depth);
+  exchange(plan, a, take_source(plan, a));
+  return plan.finish();
+}
+
+sched::Schedule alltoall_bruck(const AlltoallArgs& a) {
+  Plan plan("alltoall:bruck");
+  const size_t b = a.block_bytes;
+  const int n = a.size;
+  const int r = a.rank;
+  if (b == 0) return plan.finish();
+  const Source source = take_source(plan, a);
+  const Deps after = Deps().add(source.ready);
+  plan.copy(source.block(r, b), out_block(r, b), after);
+  if (n == 1) return plan.finish();
+
+  // After the rotation work[i] holds the block rank r sends to r + i. Step
+  // k moves every block whose index has bit k set forward by 2^k, keeping
+  // its index, so the block q sent to q + i arrives there at index i.
+  const Region work = plan.take_scratch(static_cast<size_t>(n) * b);
+  auto slot = [&](int i, int count) {
+    return sub_region(work, static_cast<size_t>(i) * b, static_cast<size_t>(count) * b);
+  };
+  Deps work_ready;
+  // work[i] = source[(r + i) mod N]: two contiguous pieces.
+  work_ready.add(
+      plan.copy(sub_region(source.all, static_cast<size_t>(r) * b, static_cast<size_t>(n - r) * b),
+                slot(0, n - r), after));
+  work_ready.add(
+      plan.copy(sub_region(source.all, 0, static_cast<size_t>(r) * b), slot(n - r, r), after));
+
+  // The runs of indices with bit k set: [m 2^(k+1) + 2^k, (m+1) 2^(k+1)).
+  auto runs = [&](int d) {
+    std::vector<std::pair<int, int>> out;  // (first index, count)
+    for (int first = d; first < n; first += 2 * d)
+      out.emplace_back(first, std::min(d, n - first));
+    return out;
+  };
+  int max_count = 0;
+  for (int d = 1; d < n; d *= 2) {
+    int count = 0;
+    for (auto [first, len] : runs(d))
+      count += len;
+    max_count = std::max(max_count, count);
+  }
+  const Region outgoing = plan.take_scratch(static_cast<size_t>(max_count) * b);
+  const Region incoming = plan.take_scratch(static_cast<size_t>(max_count) * b);
+
+  Deps previous_unpack;
+  std::optional<StepId> previous_send;
+  int step = 0;
+  for (int d = 1; d < n; d *= 2, ++step) {
+    const std::vector<std::pair<int, int>> pieces = runs(d);
+    Deps packed;
+    size_t at = 0;
+    for (auto [first, len] : pieces) {
+      // Reuses `outgoing`: after the previous send; reads work after the
+      // previous unpack.
+      packed.add(plan.copy(slot(first, len), sub_region(outgoing, at, static_cast<size_t>(len) * b),
+                           Deps(work_ready).add(previous_unpack).add(previous_send)));
+      at += static_cast<size_t>(len) * b;
+    }
+    const StepId got =
+        plan.recv(wrap(r - d, n), step, sub_region(incoming, 0, at), previous_unpack);
+    const StepId sent = plan.send(wrap(r + d, n), step, sub_region(outgoing, 0, at), packed);
+    Deps unpacked;
+    at = 0;
+    for (auto [first, len] : pieces) {
+      // Overwrites what this step packed, so it follows the packing.
+      unpacked.add(plan.copy(sub_region(incoming, at, static_cast<size_t>(len) * b),
+                             slot(first, len), Deps(packed).add(got)));
+      at += static_cast<size_t>(len) * b;
+    }
+    previous_unpack = unpacked;
+    previous_send = sent;
+  }
+  // Block i now came from rank r - i: output[(r - i) mod N] = work[i].
+  Deps done = plan.all_steps();
+  for (int i = 1; i < n; ++i)
+    plan.copy(slot(i, 1), out_block(wrap(r - i, n), b), done);
+  return plan.finish();
+}
+
+}  // namespace grove::coll

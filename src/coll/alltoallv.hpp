@@ -1,0 +1,33 @@
+#pragma once
+// Alltoallv: rank r sends send_counts[j] bytes from send_offsets[j] of its
+// input to rank j, and receives recv_counts[i] bytes from rank i at
+// recv_offsets[i] of its output. Counts may be zero; empty transfers are not
+// posted, so the counts of a pair must agree (as in MPI) or the collective
+// fails or times out naming the pending step.
+//
+//   pairwise  step i = 1 .. N-1 sends to r+i and receives from r-i, with the
+//             posting depth of alltoall (MODELS.md §6); for the automatic
+//             rule, total_bytes is this rank's whole send volume and
+//             peer_bytes its average per peer.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sched/schedule.hpp"
+
+namespace grove::coll {
+
+struct AlltoallvArgs {
+  int rank = 0;
+  int size = 1;
+  std::vector<size_t> send_counts;
+  std::vector<size_t> send_offsets;  // empty: packed in rank order
+  std::vector<size_t> recv_counts;
+  std::vector<size_t> recv_offsets;  // empty: packed in rank order
+};
+
+sched::Schedule alltoallv_pairwise(const AlltoallvArgs& args, std::optional<uint32_t> posts);
+
+}  // namespace grove::coll

@@ -1,0 +1,32 @@
+#pragma once
+// Barrier: no rank's barrier completes before every rank has started it.
+// Messages are 0 bytes; the schedule uses no buffer (Buffers may be empty).
+//
+// Algorithms (names as in `barrier_algorithm`):
+//   dissemination  round r: send to rank + 2^r, receive from rank - 2^r
+//                  (mod size); ceil(log2 size) rounds
+//   knomial:K      fan-in to rank 0 up a k-nomial tree, then fan-out
+//   flat           every rank to rank 0, then rank 0 to every rank
+//   auto           choose_barrier_auto
+
+#include "coll/algorithm.hpp"
+#include "sched/schedule.hpp"
+
+namespace grove::coll {
+
+struct BarrierArgs {
+  int rank = 0;
+  int size = 1;
+  AlgorithmSpec algorithm;  // "auto" is resolved
+};
+
+// Dissemination at every size: ceil(log2 p) rounds of one message each way
+// (MODELS.md §2), the fewest rounds of the three.
+AlgorithmSpec choose_barrier_auto(int size);
+AlgorithmSpec resolve_barrier(const AlgorithmSpec& spec, int size);
+
+// One rank's schedule; size 1 gives an empty schedule. Throws
+// grove::Error(invalid_argument) for bad arguments.
+sched::Schedule build_barrier(const BarrierArgs& a);
+
+}  // namespace grove::coll

@@ -1,0 +1,97 @@
+#include "coll/plan.hpp"
+
+#include <algorithm>
+
+namespace grove::coll {
+
+Plan::Plan(std::string algorithm) {
+  builder_.schedule().algorithm = std::move(algorithm);
+}
+
+StepId Plan::message(sched::Kind kind, int peer, int channel, Region region, const Deps& after) {
+  const int ch = ((channel % kChannels) + kChannels) % kChannels;
+  std::vector<StepId> deps = after.ids();
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+
+  const auto key = std::make_tuple(peer, ch, kind == sched::Kind::send);
+  auto tail = tails_.find(key);
+  if (tail != tails_.end()) {
+    // The earlier message is ready no later than this one if everything it
+    // waits on, this one waits on too; otherwise order them explicitly.
+    const std::vector<StepId>& earlier = tail->second.deps;
+    const bool ordered = std::includes(deps.begin(), deps.end(), earlier.begin(), earlier.end());
+    if (!ordered) {
+      deps.insert(std::lower_bound(deps.begin(), deps.end(), tail->second.step), tail->second.step);
+    }
+  }
+
+  sched::Step step;
+  step.kind = kind;
+  step.peer = peer;
+  step.channel = static_cast<uint8_t>(ch);
+  if (kind == sched::Kind::send)
+    step.src = region;
+  else
+    step.dst = region;
+  const StepId id = builder_.add(step, deps);
+  tails_[key] = StreamTail{id, std::move(deps)};
+  return id;
+}
+
+StepId Plan::send(int peer, int channel, Region src, const Deps& after) {
+  return message(sched::Kind::send, peer, channel, src, after);
+}
+
+StepId Plan::recv(int peer, int channel, Region dst, const Deps& after) {
+  return message(sched::Kind::recv, peer, channel, dst, after);
+}
+
+std::optional<StepId> Plan::copy(Region src, Region dst, const Deps& after) {
+  if (src.length == 0) return std::nullopt;
+  sched::Step step;
+  step.kind = sched::Kind::copy;
+  step.src = src;
+  step.dst = dst;
+  return builder_.add(step, after.ids());
+}
+
+std::optional<StepId> Plan::reduce(Region src, Region dst, const Deps& after) {
+  if (src.length == 0) return std::nullopt;
+  sched::Step step;
+  step.kind = sched::Kind::reduce;
+  step.src = src;
+  step.dst = dst;
+  return builder_.add(step, after.ids());
+}
+
+Region Plan::take_scratch(size_t bytes) {
+  sched::Schedule& s = builder_.schedule();
+  const Region r = scratch_region(s.scratch_bytes, bytes);
+  s.scratch_bytes += bytes;
+  return r;
+}
+
+void Plan::set_reduction(Datatype type, ReduceOp op) {
+  builder_.schedule().dtype = type;
+  builder_.schedule().op = op;
+}
+
+void Plan::set_limits(uint32_t max_sends, uint32_t max_recvs) {
+  builder_.schedule().max_sends = max_sends;
+  builder_.schedule().max_recvs = max_recvs;
+}
+
+Deps Plan::all_steps() {
+  Deps deps;
+  const auto n = static_cast<StepId>(step_count());
+  for (StepId id = 0; id < n; ++id)
+    deps.add(id);
+  return deps;
+}
+
+sched::Schedule Plan::finish() {
+  return builder_.finish();
+}
+
+}  // namespace grove::coll

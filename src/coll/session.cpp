@@ -1,0 +1,86 @@
+#include "grove/session.hpp"
+
+#include <poll.h>
+
+#include <fmt/format.h>
+
+#include "coll/comm_state.hpp"
+#include "core/params.hpp"
+#include "transport/ucx/ucx_transport.hpp"
+
+namespace grove {
+
+namespace detail {
+
+void SessionState::poll_failures() {
+  const int fd = bootstrap->notice_fd();
+  if (fd < 0) return;
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return;
+  for (const FailureNotice& notice : bootstrap->poll_notices()) failures.apply(notice);
+}
+
+std::shared_ptr<const sched::Schedule> ScheduleCache::find(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+namespace {
+const params::IntParam schedule_cache_size{
+    "schedule_cache_size", 256, 1, 1 << 20,
+    "Schedules kept per communicator, keyed by the call's shape; least recently used goes first"};
+}  // namespace
+
+void ScheduleCache::insert(const std::string& key, std::shared_ptr<const sched::Schedule> schedule) {
+  if (entries_.count(key)) return;
+  lru_.emplace_front(key, std::move(schedule));
+  entries_.emplace(key, lru_.begin());
+  while (entries_.size() > static_cast<size_t>(schedule_cache_size.get())) {
+    entries_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+}  // namespace detail
+
+Session::Session() : state_(std::make_unique<detail::SessionState>()) {
+  params::load_process_params();
+  state_->bootstrap = bootstrap_from_environment();
+  state_->transport = make_ucx_transport(*state_->bootstrap);
+  auto world = std::make_shared<detail::CommState>();
+  world->session = state_.get();
+  world->transport = state_->transport.get();
+  world->context = 0;
+  world_ = std::make_unique<Comm>(std::move(world));
+}
+
+Session::~Session() {
+  // Nobody disconnects while a peer may still send to it.
+  try {
+    world_->barrier();
+  } catch (const Error& e) {
+    fmt::print(stderr, "grove: rank {}: finalize barrier failed: {}\n", rank(), e.what());
+  }
+  world_.reset();
+  state_->transport.reset();
+}
+
+int Session::rank() const { return state_->bootstrap->rank(); }
+int Session::size() const { return state_->bootstrap->size(); }
+Comm& Session::world() { return *world_; }
+std::set<int> Session::departed() const {
+  state_->poll_failures();
+  return state_->failures.departed;
+}
+uint64_t Session::failure_version() const {
+  state_->poll_failures();
+  return state_->failures.version;
+}
+
+}  // namespace grove

@@ -1,0 +1,110 @@
+#include "model/sim_run.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "sched/executor.hpp"
+#include "transport/tag.hpp"
+
+namespace grove::model {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  sim::SimWorld world(job.size, config);
+  world.set_trace(options.trace);
+  const bool real = config.data == sim::DataMode::real;
+  const size_t n = static_cast<size_t>(job.size);
+
+  std::vector<std::unique_ptr<sched::Execution>> runs(n);
+  std::vector<std::vector<std::byte>> inputs, outputs;
+  if (real) {
+    inputs.resize(n);
+    outputs.resize(n);
+  }
+  SimResult result;
+  if (options.per_rank) result.per_rank.assign(n, -1);
+  size_t remaining = n;
+  std::optional<Error> failure;
+
+  // A rank is finished once its execution is done: record when, check for
+  // an error, and free its schedule and executor state.
+  auto finish = [&](int rank) {
+    auto& run = runs[static_cast<size_t>(rank)];
+    if (!run || !run->done()) return;
+    if (run->error() && !failure) failure = *run->error();
+    const sim::Time at = world.now();
+    if (options.per_rank) result.per_rank[static_cast<size_t>(rank)] = at;
+    if (at >= result.completion) {
+      if (at > result.completion || remaining == n) result.last_rank = rank;
+      result.completion = at;
+    }
+    run.reset();
+    --remaining;
+  };
+
+  const Tag base_tag = tag::make(1, 0, tag::Topology::none, 0, 0);
+  for (int rank = 0; rank < job.size; ++rank) {
+    auto schedule = std::make_shared<const sched::Schedule>(job.build(rank));
+    sched::Buffers buffers;
+    buffers.input_length = job.input_bytes ? job.input_bytes(rank) : 0;
+    buffers.output_length = job.output_bytes ? job.output_bytes(rank) : 0;
+    if (real) {
+      auto& in = inputs[static_cast<size_t>(rank)];
+      auto& out = outputs[static_cast<size_t>(rank)];
+      in.assign(buffers.input_length, std::byte{0});
+      out.assign(buffers.output_length, std::byte{0});
+      if (job.fill) job.fill(rank, in, out);
+      buffers.input = in.data();
+      buffers.output = out.data();
+    }
+    runs[static_cast<size_t>(rank)] = std::make_unique<sched::Execution>(
+        world.transport(rank), std::move(schedule), buffers, base_tag);
+  }
+  // Executions start at virtual time 0 in rank order, after all exist, so no
+  // message finds its receiver missing.
+  for (int rank = 0; rank < job.size; ++rank)
+    runs[static_cast<size_t>(rank)]->start();
+  result.build_seconds = seconds_since(wall_start);
+  world.set_activity_observer(finish);
+  for (int rank = 0; rank < job.size; ++rank)
+    finish(rank);
+
+  world.run_until([&] { return remaining == 0 || failure.has_value(); }, options.virtual_limit);
+  world.set_activity_observer(nullptr);
+  if (failure) throw Error(failure->code(), fmt::format("{}: {}", job.what, failure->what()));
+  if (remaining > 0) {
+    int stuck = 0;
+    while (!runs[static_cast<size_t>(stuck)])
+      ++stuck;
+    const bool over_time = !world.idle();
+    throw Error(Errc::timeout,
+                fmt::format("{}: {} of {} ranks did not finish ({} at virtual {} us); rank {} "
+                            "waits on: {}",
+                            job.what, remaining, n,
+                            over_time ? "virtual time limit reached" : "nothing left in flight",
+                            sim::to_micros(world.now()), stuck,
+                            runs[static_cast<size_t>(stuck)]->describe_pending()));
+  }
+  if (real && job.check) {
+    for (int rank = 0; rank < job.size; ++rank) {
+      const std::string why = job.check(rank, outputs[static_cast<size_t>(rank)]);
+      if (!why.empty())
+        throw Error(Errc::internal,
+                    fmt::format("{}: rank {} has a wrong result: {}", job.what, rank, why));
+    }
+  }
+  result.stats = world.stats();
+  result.wall_seconds = seconds_since(wall_start);
+  return result;
+}
+
+}  // namespace grove::model

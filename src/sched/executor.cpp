@@ -1,0 +1,484 @@
+#include "sched/executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "sched/reduce.hpp"
+
+namespace grove::sched {
+
+namespace {
+
+enum class StepState : uint8_t { waiting, ready, in_flight, done };
+
+constexpr StepId kNoStep = std::numeric_limits<StepId>::max();
+
+std::string_view buffer_name(Buffer b) {
+  switch (b) {
+    case Buffer::input:
+      return "input";
+    case Buffer::output:
+      return "output";
+    case Buffer::scratch:
+      return "scratch";
+  }
+  return "?";
+}
+
+std::string describe_step(const Step& step) {
+  switch (step.kind) {
+    case Kind::send:
+      return fmt::format("send to {} on channel {}, {} bytes", step.peer, step.channel,
+                         step.src.length);
+    case Kind::recv:
+      return fmt::format("recv from {} on channel {}, {} bytes", step.peer, step.channel,
+                         step.dst.length);
+    case Kind::copy:
+      return fmt::format("copy {} bytes", step.src.length);
+    case Kind::reduce:
+      return fmt::format("reduce {} bytes", step.dst.length);
+  }
+  return "?";
+}
+
+bool is_message(Kind kind) {
+  return kind == Kind::send || kind == Kind::recv;
+}
+
+// A binary min-heap of step ids over storage reserved at construction, so
+// the hot path never allocates: the executor posts ready steps lowest id first.
+class StepHeap {
+ public:
+  void reserve(size_t n) { ids_.reserve(n); }
+  bool empty() const { return ids_.empty(); }
+  size_t size() const { return ids_.size(); }
+  StepId top() const { return ids_.front(); }
+  void push(StepId id) {
+    ids_.push_back(id);
+    std::push_heap(ids_.begin(), ids_.end(), std::greater<>());
+  }
+  StepId pop() {
+    std::pop_heap(ids_.begin(), ids_.end(), std::greater<>());
+    const StepId id = ids_.back();
+    ids_.pop_back();
+    return id;
+  }
+
+ private:
+  std::vector<StepId> ids_;
+};
+
+}  // namespace
+
+struct Execution::State {
+  // The context pointer of one message's completion: which execution, which step.
+  struct Slot {
+    State* state;
+    StepId step;
+  };
+
+  Transport& transport;
+  std::shared_ptr<const Schedule> schedule;
+  Buffers buffers;
+  Tag base_tag;
+  std::vector<std::byte> scratch;
+
+  // Invariant: remaining[i] == number of step i's dependencies not yet done.
+  std::vector<uint32_t> remaining;
+  // Steps that depend on step i: dependents[dependents_begin[i], dependents_begin[i+1]).
+  std::vector<uint32_t> dependents_begin;
+  std::vector<StepId> dependents;
+  std::vector<StepState> states;
+  std::vector<Slot> slots;
+  StepHeap ready_local, ready_sends, ready_recvs;
+  uint32_t sends_in_flight = 0;
+  uint32_t recvs_in_flight = 0;
+  size_t completed = 0;
+  bool started = false;
+  bool payload = true;  // transport.carries_payload()
+  // True while pump() runs: completions that arrive meanwhile (immediate
+  // completion inside send/recv) only record themselves, so nothing recurses.
+  bool pumping = false;
+  // Set when the Execution is destroyed with messages still in flight: the
+  // state then lives until the transport reports the last of them.
+  bool orphaned = false;
+  std::optional<Error> error;
+
+  State(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag)
+      : transport(t), schedule(std::move(s)), buffers(b), base_tag(tag) {}
+
+  const std::vector<Step>& steps() const { return schedule->steps; }
+
+  std::string where(StepId id) const {
+    return fmt::format("rank {} {}: step {} ({})", transport.rank(),
+                       schedule->algorithm.empty() ? "schedule" : schedule->algorithm, id,
+                       describe_step(steps()[id]));
+  }
+
+  size_t buffer_length(Buffer b) const {
+    switch (b) {
+      case Buffer::input:
+        return buffers.input_length;
+      case Buffer::output:
+        return buffers.output_length;
+      case Buffer::scratch:
+        return schedule->scratch_bytes;
+    }
+    return 0;
+  }
+
+  // Without payload (see carries_payload) buffers may be null; a null base
+  // gives a null pointer rather than an offset from null.
+  static std::byte* offset_from(std::byte* base, size_t offset) {
+    return base == nullptr ? nullptr : base + offset;
+  }
+
+  const std::byte* read_ptr(const Region& r) {
+    if (r.buffer != Buffer::input) return write_ptr(r);
+    return buffers.input == nullptr ? nullptr : buffers.input + r.offset;
+  }
+
+  std::byte* write_ptr(const Region& r) {
+    return offset_from(r.buffer == Buffer::output ? buffers.output : scratch.data(), r.offset);
+  }
+
+  void validate_region(StepId id, const Region& r, std::string_view role, bool written) const {
+    const size_t length = buffer_length(r.buffer);
+    auto bad = [&](const std::string& cause) {
+      throw Error(Errc::invalid_argument, fmt::format("{}: {} region: {}", where(id), role, cause));
+    };
+    if (written && r.buffer == Buffer::input) bad("writes the read-only input buffer");
+    if (r.offset > length || r.length > length - r.offset) {
+      bad(fmt::format("[{}, +{}) exceeds the {}-byte {} buffer", r.offset, r.length, length,
+                      buffer_name(r.buffer)));
+    }
+    const bool missing = r.buffer == Buffer::input    ? buffers.input == nullptr
+                         : r.buffer == Buffer::output ? buffers.output == nullptr
+                                                      : false;
+    if (payload && missing && r.length > 0)
+      bad(fmt::format("the {} buffer is null", buffer_name(r.buffer)));
+  }
+
+  void validate() {
+    const Schedule& s = *schedule;
+    if (s.max_sends == 0 || s.max_recvs == 0) {
+      throw Error(Errc::invalid_argument,
+                  fmt::format("rank {} {}: max_sends and max_recvs must be at least 1",
+                              transport.rank(), s.algorithm));
+    }
+    for (StepId id = 0; id < s.steps.size(); ++id) {
+      const Step& step = s.steps[id];
+      if (step.deps_begin > step.deps_end || step.deps_end > s.deps.size()) {
+        throw Error(Errc::invalid_argument,
+                    fmt::format("{}: dependency range out of bounds", where(id)));
+      }
+      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d) {
+        if (s.deps[d] >= id) {
+          throw Error(Errc::invalid_argument,
+                      fmt::format("{}: depends on later step {}", where(id), s.deps[d]));
+        }
+      }
+      if (is_message(step.kind)) {
+        if (step.peer < 0 || step.peer >= transport.size()) {
+          throw Error(Errc::invalid_argument, fmt::format("{}: peer {} is outside [0, {})",
+                                                          where(id), step.peer, transport.size()));
+        }
+        if (step.channel >= (1u << tag::kChannelBits)) {
+          throw Error(Errc::invalid_argument,
+                      fmt::format("{}: channel {} does not fit in {} tag bits", where(id),
+                                  step.channel, tag::kChannelBits));
+        }
+      }
+      switch (step.kind) {
+        case Kind::send:
+          validate_region(id, step.src, "source", false);
+          break;
+        case Kind::recv:
+          validate_region(id, step.dst, "destination", true);
+          break;
+        case Kind::copy:
+        case Kind::reduce:
+          validate_region(id, step.src, "source", false);
+          validate_region(id, step.dst, "destination", true);
+          if (step.src.length != step.dst.length) {
+            throw Error(Errc::invalid_argument,
+                        fmt::format("{}: source is {} bytes but destination is {}", where(id),
+                                    step.src.length, step.dst.length));
+          }
+          if (step.kind == Kind::reduce) {
+            if (!reduce_op_valid(s.op, s.dtype)) {
+              throw Error(Errc::invalid_argument,
+                          fmt::format("{}: {} is not defined on {}", where(id),
+                                      reduce_op_name(s.op), datatype_name(s.dtype)));
+            }
+            if (step.dst.length % datatype_size(s.dtype) != 0) {
+              throw Error(Errc::invalid_argument,
+                          fmt::format("{}: {} bytes is not a whole number of {} elements",
+                                      where(id), step.dst.length, datatype_name(s.dtype)));
+            }
+          }
+          break;
+      }
+    }
+  }
+
+  void prepare() {
+    const size_t n = steps().size();
+    // Sizes-only transports (the simulator at scale) move no bytes, so no
+    // scratch is allocated and local steps only keep the dependency order.
+    payload = transport.carries_payload();
+    if (payload) scratch.resize(schedule->scratch_bytes);
+    validate();
+    remaining.resize(n);
+    states.assign(n, StepState::waiting);
+    slots.resize(n);
+    dependents_begin.assign(n + 1, 0);
+    dependents.resize(schedule->deps.size());
+    size_t sends = 0, recvs = 0, locals = 0;
+    for (StepId id = 0; id < n; ++id) {
+      const Step& step = steps()[id];
+      slots[id] = Slot{this, id};
+      remaining[id] = step.deps_end - step.deps_begin;
+      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
+        dependents_begin[schedule->deps[d] + 1]++;
+      (step.kind == Kind::send ? sends : step.kind == Kind::recv ? recvs : locals)++;
+    }
+    for (size_t i = 0; i < n; ++i)
+      dependents_begin[i + 1] += dependents_begin[i];
+    std::vector<uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);
+    for (StepId id = 0; id < n; ++id) {
+      const Step& step = steps()[id];
+      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
+        dependents[fill[schedule->deps[d]]++] = id;
+    }
+    ready_sends.reserve(sends);
+    ready_recvs.reserve(recvs);
+    ready_local.reserve(locals);
+  }
+
+  void make_ready(StepId id) {
+    states[id] = StepState::ready;
+    switch (steps()[id].kind) {
+      case Kind::send:
+        ready_sends.push(id);
+        break;
+      case Kind::recv:
+        ready_recvs.push(id);
+        break;
+      default:
+        ready_local.push(id);
+        break;
+    }
+  }
+
+  void complete(StepId id) {
+    states[id] = StepState::done;
+    ++completed;
+    for (uint32_t i = dependents_begin[id]; i < dependents_begin[id + 1]; ++i) {
+      const StepId next = dependents[i];
+      if (--remaining[next] == 0) make_ready(next);
+    }
+  }
+
+  void fail(Errc code, StepId id, const std::string& cause) {
+    if (!error) error.emplace(code, fmt::format("{}: {}", where(id), cause));
+  }
+
+  void message_done(StepId id, const Status& status) {
+    const Step& step = steps()[id];
+    if (step.kind == Kind::send)
+      --sends_in_flight;
+    else
+      --recvs_in_flight;
+    if (error) return;
+    if (!status.ok) {
+      switch (status.code) {
+        case Errc::truncated:
+          fail(status.code, id,
+               fmt::format("message from peer {} is longer than the {}-byte receive (truncated)",
+                           step.peer, step.dst.length));
+          break;
+        case Errc::peer_failed:
+          fail(status.code, id, fmt::format("peer {} failed", step.peer));
+          break;
+        default:
+          fail(status.code, id,
+               fmt::format("the transport reported {} for peer {}", errc_name(status.code),
+                           step.peer));
+          break;
+      }
+      return;
+    }
+    if (step.kind == Kind::recv && status.length != step.dst.length) {
+      fail(Errc::mismatch, id,
+           fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
+                       "schedule)",
+                       step.peer, status.length, step.dst.length));
+      return;
+    }
+    complete(id);
+  }
+
+  static void on_message(void* context, const Status& status) {
+    const Slot& slot = *static_cast<const Slot*>(context);
+    State& state = *slot.state;
+    state.message_done(slot.step, status);
+    if (state.orphaned) {
+      if (state.sends_in_flight + state.recvs_in_flight == 0) delete &state;
+      return;
+    }
+    if (!state.pumping) state.pump();
+  }
+
+  void run_local(StepId id) {
+    const Step& step = steps()[id];
+    if (payload && step.src.length > 0) {
+      if (step.kind == Kind::copy) {
+        std::memmove(write_ptr(step.dst), read_ptr(step.src), step.src.length);
+      } else {
+        reduce_bytes(schedule->op, schedule->dtype, write_ptr(step.dst), read_ptr(step.src),
+                     step.dst.length);
+      }
+    }
+    complete(id);
+  }
+
+  void post(StepId id) {
+    const Step& step = steps()[id];
+    states[id] = StepState::in_flight;
+    const Tag tag = tag::with_channel(base_tag, step.channel);
+    if (step.kind == Kind::send) {
+      ++sends_in_flight;
+      transport.send(step.peer, tag, read_ptr(step.src), step.src.length, &State::on_message,
+                     &slots[id]);
+    } else {
+      ++recvs_in_flight;
+      transport.recv(step.peer, tag, write_ptr(step.dst), step.dst.length, &State::on_message,
+                     &slots[id]);
+    }
+  }
+
+  // Runs or posts ready steps, lowest step id first, within the in-flight
+  // limits, until nothing more can start.
+  void pump_steps() {
+    while (!error) {
+      StepId best = kNoStep;
+      StepHeap* from = nullptr;
+      auto consider = [&](StepHeap& heap, bool allowed) {
+        if (allowed && !heap.empty() && heap.top() < best) {
+          best = heap.top();
+          from = &heap;
+        }
+      };
+      consider(ready_local, true);
+      consider(ready_sends, sends_in_flight < schedule->max_sends);
+      consider(ready_recvs, recvs_in_flight < schedule->max_recvs);
+      if (from == nullptr) return;
+      from->pop();
+      if (is_message(steps()[best].kind))
+        post(best);
+      else
+        run_local(best);
+    }
+  }
+
+  void pump() {
+    pumping = true;
+    try {
+      pump_steps();
+    } catch (const Error& e) {
+      if (!error)
+        error.emplace(e.code(), fmt::format("rank {} {}: {}", transport.rank(), schedule->algorithm,
+                                            e.what()));
+    } catch (const std::exception& e) {
+      if (!error)
+        error.emplace(Errc::internal, fmt::format("rank {} {}: {}", transport.rank(),
+                                                  schedule->algorithm, e.what()));
+    }
+    pumping = false;
+  }
+};
+
+Execution::Execution(Transport& transport, std::shared_ptr<const Schedule> schedule,
+                     Buffers buffers, Tag base_tag) {
+  if (!schedule) throw Error(Errc::internal, "Execution: no schedule");
+  state_ = std::make_unique<State>(transport, std::move(schedule), buffers, base_tag);
+  state_->prepare();
+}
+
+Execution::~Execution() {
+  if (state_ && state_->sends_in_flight + state_->recvs_in_flight > 0) {
+    // The transport still holds pointers into the state; it frees itself when
+    // the last completion arrives (see State::on_message).
+    state_->orphaned = true;
+    (void)state_.release();
+  }
+}
+
+void Execution::start() {
+  State& s = *state_;
+  if (s.started) {
+    throw Error(Errc::internal, fmt::format("rank {} {}: execution started twice",
+                                            s.transport.rank(), s.schedule->algorithm));
+  }
+  s.started = true;
+  for (StepId id = 0; id < s.steps().size(); ++id) {
+    if (s.remaining[id] == 0) s.make_ready(id);
+  }
+  s.pump();
+}
+
+bool Execution::done() const {
+  return state_->started && (state_->error || state_->completed == state_->steps().size());
+}
+
+const std::optional<Error>& Execution::error() const {
+  return state_->error;
+}
+
+const Schedule& Execution::schedule() const {
+  return *state_->schedule;
+}
+
+std::string Execution::describe_pending() const {
+  const State& s = *state_;
+  const size_t total = s.steps().size();
+  std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport.rank(),
+                                s.schedule->algorithm, s.completed, total);
+  if (!s.started) return out + " (not started)";
+  constexpr int kListed = 8;
+  int listed = 0;
+  size_t in_flight = 0, ready = 0, waiting = 0;
+  std::string pending;
+  for (StepId id = 0; id < total; ++id) {
+    switch (s.states[id]) {
+      case StepState::in_flight:
+        ++in_flight;
+        if (listed++ < kListed)
+          pending += fmt::format("{}{} (step {})", listed > 1 ? ", " : "",
+                                 describe_step(s.steps()[id]), id);
+        break;
+      case StepState::ready:
+        ++ready;
+        break;
+      case StepState::waiting:
+        ++waiting;
+        break;
+      case StepState::done:
+        break;
+    }
+  }
+  if (in_flight > 0) {
+    out += fmt::format("; waiting on {}", pending);
+    if (in_flight > kListed) out += fmt::format(" and {} more", in_flight - kListed);
+  }
+  if (ready > 0) out += fmt::format("; {} ready but held by the in-flight limits", ready);
+  if (waiting > 0) out += fmt::format("; {} waiting on dependencies", waiting);
+  return out;
+}
+
+}  // namespace grove::sched

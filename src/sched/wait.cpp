@@ -1,0 +1,107 @@
+#include "sched/wait.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/params.hpp"
+#include "core/timeouts.hpp"
+#include "grove/error.hpp"
+
+namespace grove::sched {
+
+namespace {
+
+const params::ChoiceParam wait_policy_param{
+    "wait_policy",
+    "hybrid",
+    {"spin", "lazy", "block", "hybrid"},
+    "how a rank waits for communication: spin (poll), lazy (poll, then sleep wait_sleep_us), "
+    "block (sleep on the transport's fd), hybrid (spin for wait_spin_us, then block)"};
+const params::IntParam wait_sleep_us_param{
+    "wait_sleep_us", 100, 1, 1000000,
+    "lazy wait policy: microseconds to sleep after a progress call that found nothing"};
+const params::IntParam wait_spin_us_param{
+    "wait_spin_us", 50, 0, 10000000,
+    "hybrid wait policy: microseconds of fruitless polling before blocking on the fd"};
+
+// A blocking sleep is cut into slices of at most this much so a condition
+// that changes without transport activity (another thread) is still seen.
+constexpr std::chrono::microseconds kMaxBlockSlice{100000};
+
+WaitPolicy parse_policy(std::string_view name) {
+  if (name == "spin") return WaitPolicy::spin;
+  if (name == "lazy") return WaitPolicy::lazy;
+  if (name == "block") return WaitPolicy::block;
+  return WaitPolicy::hybrid;
+}
+
+}  // namespace
+
+std::string_view wait_policy_name(WaitPolicy policy) {
+  switch (policy) {
+    case WaitPolicy::spin:
+      return "spin";
+    case WaitPolicy::lazy:
+      return "lazy";
+    case WaitPolicy::block:
+      return "block";
+    case WaitPolicy::hybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
+WaitOptions wait_options_from_params() {
+  WaitOptions options;
+  options.policy = parse_policy(wait_policy_param.get());
+  options.sleep = std::chrono::microseconds(wait_sleep_us_param.get());
+  options.spin = std::chrono::microseconds(wait_spin_us_param.get());
+  options.timeout = std::chrono::milliseconds(timeout_ms());
+  return options;
+}
+
+void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
+                std::string_view what, const std::function<std::string()>& detail) {
+  wait_until(transport, extra_fd, done, what, wait_options_from_params(), detail);
+}
+
+void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
+                std::string_view what, const WaitOptions& options,
+                const std::function<std::string()>& detail) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + options.timeout;
+  auto last_activity = start;
+  for (;;) {
+    const bool active = transport.progress();
+    if (done()) return;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      std::string message = fmt::format("{}: timed out after {} ms", what, options.timeout.count());
+      if (detail) message += fmt::format(" ({})", detail());
+      throw Error(Errc::timeout, message);
+    }
+    if (active) {
+      last_activity = now;
+      continue;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
+    switch (options.policy) {
+      case WaitPolicy::spin:
+        break;
+      case WaitPolicy::lazy:
+        std::this_thread::sleep_for(std::min(options.sleep, left));
+        break;
+      case WaitPolicy::hybrid:
+        if (now - last_activity < options.spin) break;
+        [[fallthrough]];
+      case WaitPolicy::block:
+        transport.block(extra_fd, std::min({left, kMaxBlockSlice}) + std::chrono::microseconds(1));
+        break;
+    }
+  }
+}
+
+}  // namespace grove::sched

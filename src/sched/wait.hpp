@@ -1,0 +1,50 @@
+#pragma once
+// Waiting for a condition that progress on a Transport makes true, under the
+// `wait_policy` parameter and bounded by `timeout_ms`:
+//   spin    progress in a loop
+//   lazy    progress; when nothing happened, sleep `wait_sleep_us`
+//           (as MPI implementations do in finalize)
+//   block   progress; when nothing happened, sleep on the transport's fd
+//           (Transport::block) and `extra_fd`
+//   hybrid  spin until `wait_spin_us` pass with nothing happening, then block
+//           (the spin window restarts whenever progress completes something)
+// The default is `hybrid`; tests with many ranks on few cores use `block` or
+// `lazy` so waiting ranks leave the cores to the others.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "transport/transport.hpp"
+
+namespace grove::sched {
+
+enum class WaitPolicy : uint8_t { spin, lazy, block, hybrid };
+
+struct WaitOptions {
+  WaitPolicy policy = WaitPolicy::hybrid;
+  std::chrono::microseconds sleep{100};  // lazy
+  std::chrono::microseconds spin{50};    // hybrid
+  std::chrono::milliseconds timeout{60000};
+};
+
+// The current values of wait_policy, wait_sleep_us, wait_spin_us, timeout_ms.
+WaitOptions wait_options_from_params();
+std::string_view wait_policy_name(WaitPolicy policy);
+
+// Progresses `transport` until done() returns true. `extra_fd` (if >= 0) also
+// ends a blocking sleep when readable (the launcher's failure-notice fd).
+// Throws grove::Error(Errc::timeout, "<what>: timed out after N ms") when the
+// bound passes; `detail`, if given, is called then and its text appended
+// (e.g. Execution::describe_pending). Exceptions from done() propagate.
+void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
+                std::string_view what, const std::function<std::string()>& detail = {});
+
+// Same, with explicit options instead of the parameters.
+void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
+                std::string_view what, const WaitOptions& options,
+                const std::function<std::string()>& detail = {});
+
+}  // namespace grove::sched

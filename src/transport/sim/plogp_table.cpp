@@ -1,0 +1,113 @@
+#include "transport/sim/plogp_table.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+
+namespace grove::sim {
+namespace {
+
+[[noreturn]] void bad(std::string_view origin, int line, const std::string& why) {
+  throw Error(Errc::invalid_parameter, fmt::format("pLogP table {}:{}: {}", origin, line, why));
+}
+
+bool parse_number(const std::string& token, double& out) {
+  char* end = nullptr;
+  out = std::strtod(token.c_str(), &end);
+  return !token.empty() && end == token.c_str() + token.size() && std::isfinite(out);
+}
+
+}  // namespace
+
+PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
+  PlogpTable table;
+  bool have_latency = false;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::vector<std::string> tokens;
+    for (std::string token; fields >> token;)
+      tokens.push_back(token);
+    if (tokens.empty()) continue;
+    if (tokens[0] == "bytes") continue;  // header row
+    if (tokens[0] == "L") {
+      double value = 0;
+      if (tokens.size() != 2 || !parse_number(tokens[1], value) || value < 0)
+        bad(origin, number, "expected 'L <microseconds>' with a non-negative number");
+      table.latency_us_ = value;
+      have_latency = true;
+      continue;
+    }
+    if (tokens.size() != 4)
+      bad(origin, number,
+          fmt::format("expected 4 fields (bytes os_us or_us g_us), got {}", tokens.size()));
+    Row row;
+    double* fields_out[] = {&row.bytes, &row.os_us, &row.or_us, &row.g_us};
+    for (size_t i = 0; i < 4; ++i) {
+      if (!parse_number(tokens[i], *fields_out[i]) || *fields_out[i] < 0)
+        bad(origin, number, fmt::format("'{}' is not a non-negative number", tokens[i]));
+    }
+    if (!table.rows_.empty() && row.bytes <= table.rows_.back().bytes)
+      bad(origin, number, "sizes must increase from row to row");
+    table.rows_.push_back(row);
+  }
+  if (!have_latency) bad(origin, 0, "no 'L <microseconds>' line");
+  if (table.rows_.empty()) bad(origin, 0, "no size rows");
+  return table;
+}
+
+PlogpTable PlogpTable::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(Errc::invalid_parameter, fmt::format("pLogP table {} cannot be read", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+PlogpTable PlogpTable::from_rows(double latency_us, std::vector<Row> rows) {
+  PlogpTable table;
+  table.latency_us_ = latency_us;
+  table.rows_ = std::move(rows);
+  table.check("(in code)");
+  return table;
+}
+
+void PlogpTable::check(std::string_view origin) const {
+  if (rows_.empty()) bad(origin, 0, "no size rows");
+  if (latency_us_ < 0) bad(origin, 0, "negative latency");
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& r = rows_[i];
+    if (r.bytes < 0 || r.os_us < 0 || r.or_us < 0 || r.g_us < 0)
+      bad(origin, static_cast<int>(i + 1), "negative value");
+    if (i > 0 && r.bytes <= rows_[i - 1].bytes)
+      bad(origin, static_cast<int>(i + 1), "sizes must increase from row to row");
+  }
+}
+
+double PlogpTable::lookup(double bytes, double Row::*field) const {
+  if (rows_.size() == 1 || bytes <= rows_.front().bytes) return rows_.front().*field;
+  // The segment [lo, lo+1] containing `bytes`, or the last one to extrapolate.
+  size_t lo = 0;
+  while (lo + 2 < rows_.size() && rows_[lo + 1].bytes < bytes)
+    ++lo;
+  const Row& a = rows_[lo];
+  const Row& b = rows_[lo + 1];
+  const double value = a.*field + (b.*field - a.*field) * (bytes - a.bytes) / (b.bytes - a.bytes);
+  return value < 0 ? 0 : value;
+}
+
+std::string PlogpTable::to_text() const {
+  std::string out = fmt::format("L\t{}\nbytes\tos_us\tor_us\tg_us\n", latency_us_);
+  for (const Row& r : rows_)
+    out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
+  return out;
+}
+
+}  // namespace grove::sim

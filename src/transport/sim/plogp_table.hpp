@@ -1,0 +1,57 @@
+#pragma once
+// A pLogP parameter table: o_s(m), o_r(m), g(m) per message size m, and the
+// latency L. The simulator reads it in pLogP mode; the model layer evaluates
+// closed forms with it; the probe writes it.
+//
+// Text format (one table per file; '#' starts a comment; fields separated by
+// blanks or tabs; times in microseconds):
+//
+//   L       5.2                  # the end-to-end latency, once
+//   bytes   os_us  or_us  g_us   # optional header row
+//   0       1.1    1.0    2.0    # one row per measured size, sizes increasing
+//   1024    1.6    1.5    3.1
+//
+// Lookup interpolates linearly between measured sizes and extrapolates from
+// the last two rows above the largest (as the pLogP benchmark's lookup does);
+// below the smallest size it returns the first row.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace grove::sim {
+
+class PlogpTable {
+ public:
+  struct Row {
+    double bytes = 0;
+    double os_us = 0;
+    double or_us = 0;
+    double g_us = 0;
+  };
+
+  PlogpTable() = default;
+  // Throws grove::Error(invalid_parameter) naming `origin` and the line.
+  static PlogpTable parse(std::string_view text, std::string_view origin);
+  static PlogpTable load(const std::string& path);
+  // A table from rows given in code (tests, the model tool). Rows must have
+  // increasing sizes; throws otherwise.
+  static PlogpTable from_rows(double latency_us, std::vector<Row> rows);
+
+  double latency_us() const { return latency_us_; }
+  double os_us(double bytes) const { return lookup(bytes, &Row::os_us); }
+  double or_us(double bytes) const { return lookup(bytes, &Row::or_us); }
+  double g_us(double bytes) const { return lookup(bytes, &Row::g_us); }
+  const std::vector<Row>& rows() const { return rows_; }
+  std::string to_text() const;
+
+ private:
+  double lookup(double bytes, double Row::*field) const;
+  void check(std::string_view origin) const;
+
+  double latency_us_ = 0;
+  std::vector<Row> rows_;
+};
+
+}  // namespace grove::sim

@@ -1,0 +1,321 @@
+// Matching, active messages and the Transport calls of the simulator.
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "transport/sim/sim_world_impl.hpp"
+
+namespace grove::sim {
+
+uint32_t SimWorld::Impl::new_message() {
+  if (!free_messages.empty()) {
+    const uint32_t id = free_messages.back();
+    free_messages.pop_back();
+    Message& m = messages[id];
+    m.next = kNone;
+    m.worker = kNone;
+    m.wire = 0;
+    return id;
+  }
+  messages.emplace_back();
+  return static_cast<uint32_t>(messages.size() - 1);
+}
+
+uint32_t SimWorld::Impl::new_receive() {
+  if (!free_receives.empty()) {
+    const uint32_t id = free_receives.back();
+    free_receives.pop_back();
+    receives[id].next = kNone;
+    return id;
+  }
+  receives.emplace_back();
+  return static_cast<uint32_t>(receives.size() - 1);
+}
+
+void SimWorld::Impl::check_peer(int rank, int peer, const char* what) const {
+  if (peer < 0 || peer >= size) {
+    throw Error(Errc::invalid_argument, fmt::format("simulator rank {}: {} peer {} is outside "
+                                                    "[0, {})",
+                                                    rank, what, peer, size));
+  }
+}
+
+void SimWorld::Impl::post_send(int src, int dst, Tag tag, const void* data, size_t length,
+                               CompletionFn done, void* context) {
+  check_peer(src, dst, "send to");
+  if (ranks[static_cast<size_t>(src)].failed) return;  // a departed rank does nothing
+  const bool copy = config.data == DataMode::real;
+  if (copy && length > 0 && data == nullptr) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("simulator rank {}: send of {} bytes to {} from a null buffer", src,
+                            length, dst));
+  }
+  const uint32_t id = new_message();
+  Message& m = messages[id];
+  m.src = src;
+  m.dst = dst;
+  m.tag = tag;
+  m.length = length;
+  m.posted = now;
+  m.done = done;
+  m.context = context;
+  m.refs = 2;  // the sender's completion and the delivery
+  m.am = false;
+  m.send_status = Status{true, Errc::internal, length};
+  if (copy) {
+    const auto* bytes = static_cast<const std::byte*>(data);
+    m.payload.assign(bytes, bytes + length);
+  }
+  stats.messages_sent++;
+  stats.bytes_sent += length;
+  dispatch_send(id);
+}
+
+void SimWorld::Impl::post_am(int src, int dst, uint16_t id, std::span<const std::byte> payload) {
+  check_peer(src, dst, "active message to");
+  if (ranks[static_cast<size_t>(src)].failed) return;
+  const uint32_t mid = new_message();
+  Message& m = messages[mid];
+  m.src = src;
+  m.dst = dst;
+  m.tag = id;
+  m.length = payload.size();
+  m.posted = now;
+  m.done = nullptr;
+  m.context = nullptr;
+  m.refs = 2;
+  m.am = true;
+  m.send_status = Status{true, Errc::internal, payload.size()};
+  m.payload.assign(payload.begin(), payload.end());  // AMs always carry bytes
+  stats.ams_sent++;
+  dispatch_send(mid);
+}
+
+Time SimWorld::Impl::receive_time(int rank, uint64_t bytes) {
+  Time& free = ranks[static_cast<size_t>(rank)].rx_free;
+  if (config.model == CostModel::plogp) {
+    const Time at = std::max(now, free);
+    free = at + from_micros(config.plogp->or_us(static_cast<double>(bytes)));
+    return at;
+  }
+  free = std::max(now, free) + recv_ps;
+  return free;
+}
+
+// Stage 5: the message's last byte is at the receiver.
+void SimWorld::Impl::on_deliver(uint32_t id) {
+  Message& m = messages[id];
+  const int dst = m.dst;
+  if (ranks[static_cast<size_t>(m.src)].failed || ranks[static_cast<size_t>(dst)].failed) {
+    stats.dropped++;
+    release(id);
+    return;
+  }
+  if (trace) {
+    trace->record(TraceRecord{m.posted, m.wire, now, m.src, dst, m.length,
+                              m.am ? static_cast<uint32_t>(m.tag) : tag::channel(m.tag), m.am});
+  }
+  if (m.am) {
+    const uint64_t key = static_cast<uint64_t>(dst) << 16 | m.tag;
+    if (handlers.count(key) == 0) {
+      held_ams[key].push_back(id);
+      return;
+    }
+    const Time at = receive_time(dst, m.length);
+    if (at == now)
+      on_am_handle(id);
+    else
+      push(at, EventKind::am_handle, id);
+    return;
+  }
+  const Key key{dst, m.src, m.tag};
+  auto it = posted.find(key);
+  if (it != posted.end()) {
+    const uint32_t rid = it->second.head;
+    it->second.head = receives[rid].next;
+    if (it->second.head == kNone) posted.erase(it);
+    match(rid, id, true);
+    return;
+  }
+  m.order = next_order++;
+  m.next = kNone;
+  Fifo& fifo = unexpected[key];
+  if (fifo.tail == kNone)
+    fifo.head = id;
+  else
+    messages[fifo.tail].next = id;
+  fifo.tail = id;
+}
+
+void SimWorld::Impl::match(uint32_t rid, uint32_t mid, bool inline_ok) {
+  Receive& r = receives[rid];
+  const Message& m = messages[mid];
+  Status status{true, Errc::internal, m.length};
+  size_t copy = m.length;
+  if (m.length > r.capacity) {
+    // Like UCX and MPI: the first `capacity` bytes land, the receive fails.
+    status = Status{false, Errc::truncated, r.capacity};
+    copy = r.capacity;
+  }
+  if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, m.payload.data(), copy);
+  stats.messages_received++;
+  stats.bytes_received += m.length;
+  const int dst = r.dst;
+  const Time at = receive_time(dst, m.length);
+  release(mid);
+  if (inline_ok && at == now) {
+    const CompletionFn done = r.done;
+    void* context = r.context;
+    free_receives.push_back(rid);
+    done(context, status);
+    notify(dst);
+    return;
+  }
+  r.status = status;
+  push(at, EventKind::recv_complete, rid);
+}
+
+void SimWorld::Impl::on_recv_complete(uint32_t rid) {
+  const Receive r = receives[rid];
+  free_receives.push_back(rid);
+  if (ranks[static_cast<size_t>(r.dst)].failed) return;
+  r.done(r.context, r.status);
+  notify(r.dst);
+}
+
+void SimWorld::Impl::on_am_handle(uint32_t mid) {
+  const int dst = messages[mid].dst;
+  const int src = messages[mid].src;
+  const uint64_t key = static_cast<uint64_t>(dst) << 16 | messages[mid].tag;
+  if (ranks[static_cast<size_t>(dst)].failed) {
+    release(mid);
+    return;
+  }
+  auto it = handlers.find(key);
+  if (it == handlers.end()) {  // unregistered meanwhile: hold until one is set
+    held_ams[key].push_back(mid);
+    return;
+  }
+  // A copy: the handler may replace itself. The payload's storage stays put
+  // while the pool grows (vectors move their buffers).
+  const AmHandler handler = it->second;
+  const std::byte* data = messages[mid].payload.data();
+  const size_t length = messages[mid].payload.size();
+  stats.ams_delivered++;
+  handler(src, std::span<const std::byte>(data, length));
+  notify(dst);
+  release(mid);
+}
+
+void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t capacity,
+                               CompletionFn done, void* context) {
+  check_peer(dst, src, "recv from");
+  if (ranks[static_cast<size_t>(dst)].failed) return;
+  if (config.data == DataMode::real && capacity > 0 && data == nullptr) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("simulator rank {}: recv of {} bytes from {} into a null buffer", dst,
+                            capacity, src));
+  }
+  const uint32_t rid = new_receive();
+  Receive& r = receives[rid];
+  r.dst = dst;
+  r.src = src;
+  r.tag = tag;
+  r.data = static_cast<std::byte*>(data);
+  r.capacity = capacity;
+  r.done = done;
+  r.context = context;
+  const Key key{dst, src, tag};
+  auto it = unexpected.find(key);
+  if (it != unexpected.end()) {
+    const uint32_t mid = it->second.head;
+    it->second.head = messages[mid].next;
+    if (it->second.head == kNone) unexpected.erase(it);
+    match(rid, mid, false);  // completes from the event loop, not inside recv()
+    return;
+  }
+  if (ranks[static_cast<size_t>(src)].failed) {
+    r.status = Status{false, Errc::peer_failed, 0};
+    push(now, EventKind::recv_complete, rid);
+    return;
+  }
+  Fifo& fifo = posted[key];
+  if (fifo.tail == kNone)
+    fifo.head = rid;
+  else
+    receives[fifo.tail].next = rid;
+  fifo.tail = rid;
+}
+
+void SimWorld::Impl::set_handler(int rank, uint16_t id, AmHandler handler) {
+  const uint64_t key = static_cast<uint64_t>(rank) << 16 | id;
+  if (!handler) {
+    handlers.erase(key);
+    return;
+  }
+  handlers[key] = std::move(handler);
+  auto held = held_ams.find(key);
+  if (held == held_ams.end()) return;
+  const std::deque<uint32_t> queue = std::move(held->second);
+  held_ams.erase(held);
+  for (uint32_t mid : queue)
+    push(receive_time(rank, messages[mid].length), EventKind::am_handle, mid);
+}
+
+std::optional<Transport::Probe> SimWorld::Impl::probe(int rank, int peer, Tag tag, Tag mask) const {
+  std::optional<Transport::Probe> best;
+  uint64_t best_order = UINT64_MAX;
+  for (const auto& [key, fifo] : unexpected) {
+    if (key.dst != rank || (peer >= 0 && key.src != peer) || ((key.tag ^ tag) & mask) != 0)
+      continue;
+    const Message& m = messages[fifo.head];
+    if (m.order < best_order) {
+      best_order = m.order;
+      best = Transport::Probe{key.src, key.tag, m.length};
+    }
+  }
+  return best;
+}
+
+// ------------------------------------------------------------ SimTransport
+
+int SimTransport::size() const {
+  return world_->size();
+}
+bool SimTransport::carries_payload() const {
+  return world_->config().data == DataMode::real;
+}
+void SimTransport::send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
+                        void* context) {
+  world_->impl_->post_send(rank_, peer, tag, data, length, done, context);
+}
+void SimTransport::recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
+                        void* context) {
+  world_->impl_->post_recv(rank_, peer, tag, data, capacity, done, context);
+}
+std::optional<Transport::Probe> SimTransport::probe(int peer, Tag tag, Tag mask) {
+  return world_->impl_->probe(rank_, peer, tag, mask);
+}
+void SimTransport::set_am_handler(uint16_t id, AmHandler handler) {
+  world_->impl_->set_handler(rank_, id, std::move(handler));
+}
+void SimTransport::am_send(int peer, uint16_t id, std::span<const std::byte> payload) {
+  world_->impl_->post_am(rank_, peer, id, payload);
+}
+bool SimTransport::progress() {
+  return world_->step();
+}
+void SimTransport::block(int /*extra_fd*/, std::chrono::microseconds max) {
+  if (world_->idle())
+    world_->advance(max.count() * kPicosPerMicro);
+  else
+    world_->step();
+}
+double SimTransport::now() const {
+  return to_seconds(world_->now());
+}
+
+}  // namespace grove::sim

@@ -1,0 +1,325 @@
+// The event engine and the network stages of the model in sim_config.hpp.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "transport/sim/sim_world_impl.hpp"
+
+namespace grove::sim {
+
+SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
+    : world(w), config(std::move(c)), size(n), threads(config.threads) {
+  rng = config.seed ^ 0x5DEECE66Dull;
+  const bool plogp = config.model == CostModel::plogp;
+  copy_ps = from_micros(config.copy_us);
+  recv_ps = from_micros(config.recv_us);
+  latency_ps = from_micros(plogp ? config.plogp->latency_us() : config.alpha_us);
+  shm_latency_ps = from_micros(config.shm_alpha_us);
+  // 8 bits a byte, bandwidth in 10^9 bit/s: 8000 / Gbit/s picoseconds a byte.
+  ps_per_byte = 8000.0 / config.bandwidth_gbps;
+  shm_ps_per_byte = 8000.0 / config.shm_bandwidth_gbps;
+  const int nodes = (n + config.ranks_per_node - 1) / config.ranks_per_node;
+  transports.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    transports.emplace_back(w, r);
+  ranks.resize(static_cast<size_t>(n));
+  workers.assign(static_cast<size_t>(n) * static_cast<size_t>(threads), 0);
+  egress_free.assign(static_cast<size_t>(nodes), 0);
+  ingress_free.assign(static_cast<size_t>(nodes), 0);
+}
+
+void SimWorld::Impl::push(Time time, EventKind kind, uint32_t id) {
+  heap.push_back(Event{time, next_seq++, id, kind});
+  std::push_heap(heap.begin(), heap.end(), Later{});
+}
+
+bool SimWorld::Impl::step() {
+  if (heap.empty()) return false;
+  std::pop_heap(heap.begin(), heap.end(), Later{});
+  const Event e = heap.back();
+  heap.pop_back();
+  now = e.time;
+  ++stats.events;
+  switch (e.kind) {
+    case EventKind::egress_ready:
+      on_egress_ready(e.id);
+      break;
+    case EventKind::head_arrival:
+      on_head_arrival(e.id);
+      break;
+    case EventKind::deliver:
+      on_deliver(e.id);
+      break;
+    case EventKind::send_done:
+      on_send_done(e.id);
+      break;
+    case EventKind::recv_complete:
+      on_recv_complete(e.id);
+      break;
+    case EventKind::am_handle:
+      on_am_handle(e.id);
+      break;
+    case EventKind::fail:
+      on_fail(static_cast<int>(e.id));
+      break;
+  }
+  return true;
+}
+
+Time SimWorld::Impl::software_cost(uint64_t bytes) {
+  Time cost = config.model == CostModel::plogp
+                  ? from_micros(config.plogp->os_us(static_cast<double>(bytes)))
+                  : copy_ps;
+  if (config.jitter > 0) {
+    // splitmix64: one draw per send, in posting order, so runs repeat exactly.
+    rng += 0x9E3779B97F4A7C15ull;
+    uint64_t z = rng;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+    cost += static_cast<Time>(std::llround(static_cast<double>(cost) * config.jitter * u));
+  }
+  return cost;
+}
+
+Time SimWorld::Impl::wire_time(uint64_t bytes) const {
+  if (config.model == CostModel::plogp)
+    return from_micros(config.plogp->g_us(static_cast<double>(bytes)));
+  return static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
+}
+
+// Stage 1: a worker thread takes the send (the one free first, lowest index
+// on ties). Egress-ready times of one rank never decrease, which with the
+// FIFO NIC stages keeps every pair's messages in sending order.
+void SimWorld::Impl::dispatch_send(uint32_t id) {
+  Message& m = messages[id];
+  RankState& rank = ranks[static_cast<size_t>(m.src)];
+  Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
+  int best = 0;
+  for (int w = 1; w < threads; ++w)
+    if (pool[w] < pool[best]) best = w;
+  if (pool[best] == kNever) {  // every worker holds a message on the wire
+    m.next = kNone;
+    if (rank.pending_tail == kNone)
+      rank.pending_head = id;
+    else
+      messages[rank.pending_tail].next = id;
+    rank.pending_tail = id;
+    return;
+  }
+  const Time start = std::max(now, pool[best]);
+  const Time done = start + software_cost(m.length);
+  if (config.overlap) {
+    pool[best] = done;
+  } else {
+    pool[best] = kNever;
+    m.worker = static_cast<uint32_t>(best);
+  }
+  Time ready = config.model == CostModel::plogp ? start : done;
+  ready = std::max(ready, rank.last_ready);
+  rank.last_ready = ready;
+  push(ready, EventKind::egress_ready, id);
+}
+
+// Stage 2: the node's NIC egress, FIFO in order of readiness.
+void SimWorld::Impl::on_egress_ready(uint32_t id) {
+  Message& m = messages[id];
+  if (ranks[static_cast<size_t>(m.src)].failed) {
+    stats.dropped++;
+    m.refs = 1;
+    release(id);
+    return;
+  }
+  if (ranks[static_cast<size_t>(m.dst)].failed) {
+    m.send_status = Status{false, Errc::peer_failed, 0};
+    stats.dropped++;
+    m.refs = 1;  // no delivery
+    push(now, EventKind::send_done, id);
+    return;
+  }
+  const int src_node = node_of(m.src);
+  if (src_node == node_of(m.dst)) {
+    // Intra-node: no NIC; in order per sender.
+    RankState& rank = ranks[static_cast<size_t>(m.src)];
+    const Time arrive = std::max(
+        now + shm_latency_ps +
+            static_cast<Time>(std::llround(static_cast<double>(m.length) * shm_ps_per_byte)),
+        rank.shm_last);
+    rank.shm_last = arrive;
+    m.wire = now;
+    push(arrive, EventKind::send_done, id);
+    push(arrive, EventKind::deliver, id);
+    return;
+  }
+  Time& free = egress_free[static_cast<size_t>(src_node)];
+  const Time start = std::max(now, free);
+  free = start + wire_time(m.length);
+  m.wire = start;
+  push(free, EventKind::send_done, id);
+  push(start + latency_ps, EventKind::head_arrival, id);
+}
+
+// Stage 4: the receiving node's ingress, FIFO in order of first-byte arrival.
+void SimWorld::Impl::on_head_arrival(uint32_t id) {
+  const Message& m = messages[id];
+  Time& free = ingress_free[static_cast<size_t>(node_of(m.dst))];
+  free = std::max(now, free) + wire_time(m.length);
+  push(free, EventKind::deliver, id);
+}
+
+void SimWorld::Impl::release_worker(Message& m) {
+  if (m.worker == kNone) return;
+  Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
+  pool[m.worker] = now;
+  m.worker = kNone;
+  RankState& rank = ranks[static_cast<size_t>(m.src)];
+  if (rank.pending_head != kNone) {
+    const uint32_t next = rank.pending_head;
+    rank.pending_head = messages[next].next;
+    if (rank.pending_head == kNone) rank.pending_tail = kNone;
+    dispatch_send(next);
+  }
+}
+
+void SimWorld::Impl::on_send_done(uint32_t id) {
+  Message& m = messages[id];
+  release_worker(m);
+  const int src = m.src;
+  if (!ranks[static_cast<size_t>(src)].failed && m.done) {
+    const Status status = m.send_status;
+    CompletionFn done = m.done;
+    void* context = m.context;
+    release(id);  // before the callback, which may post (and grow the pool)
+    done(context, status);
+    notify(src);
+    return;
+  }
+  release(id);
+}
+
+void SimWorld::Impl::release(uint32_t id) {
+  Message& m = messages[id];
+  if (--m.refs > 0) return;
+  if (m.payload.capacity() > (1u << 20)) std::vector<std::byte>().swap(m.payload);
+  m.payload.clear();
+  m.done = nullptr;
+  m.worker = kNone;
+  free_messages.push_back(id);
+}
+
+void SimWorld::Impl::on_fail(int rank) {
+  RankState& state = ranks[static_cast<size_t>(rank)];
+  if (state.failed) return;
+  state.failed = true;
+  // Receives posted for the departed rank, in a fixed order (by receiver,
+  // then posting order) so the run stays deterministic.
+  std::vector<Key> keys;
+  for (const auto& [key, fifo] : posted)
+    if (key.src == rank || key.dst == rank) keys.push_back(key);
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.dst != b.dst) return a.dst < b.dst;
+    return a.src != b.src ? a.src < b.src : a.tag < b.tag;
+  });
+  for (const Key& key : keys) {
+    Fifo fifo = posted[key];
+    posted.erase(key);
+    for (uint32_t rid = fifo.head; rid != kNone;) {
+      const uint32_t next = receives[rid].next;
+      if (key.dst == rank) {
+        free_receives.push_back(rid);  // the departed rank's own receives
+      } else {
+        receives[rid].status = Status{false, Errc::peer_failed, 0};
+        push(now, EventKind::recv_complete, rid);
+      }
+      rid = next;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- SimWorld
+
+SimWorld::SimWorld(int size, SimConfig config) {
+  if (size < 1 || size > (1 << tag::kSourceBits)) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("simulator: {} ranks is outside [1, {}]", size, 1 << tag::kSourceBits));
+  }
+  config.validate();
+  impl_ = std::make_unique<Impl>(this, size, std::move(config));
+}
+
+SimWorld::~SimWorld() = default;
+
+int SimWorld::size() const {
+  return impl_->size;
+}
+const SimConfig& SimWorld::config() const {
+  return impl_->config;
+}
+SimTransport& SimWorld::transport(int rank) {
+  if (rank < 0 || rank >= impl_->size)
+    throw Error(Errc::invalid_argument,
+                fmt::format("simulator: rank {} is outside [0, {})", rank, impl_->size));
+  return impl_->transports[static_cast<size_t>(rank)];
+}
+Time SimWorld::now() const {
+  return impl_->now;
+}
+bool SimWorld::step() {
+  return impl_->step();
+}
+void SimWorld::run() {
+  while (impl_->step()) {
+  }
+}
+bool SimWorld::run_until(const std::function<bool()>& pred, Time deadline) {
+  while (!pred()) {
+    if (impl_->heap.empty() || impl_->heap.front().time > deadline) return pred();
+    impl_->step();
+  }
+  return true;
+}
+bool SimWorld::idle() const {
+  return impl_->heap.empty();
+}
+void SimWorld::advance(Time by) {
+  if (by > 0) impl_->now += by;
+}
+void SimWorld::fail(int rank, Time at) {
+  transport(rank);  // range check
+  impl_->push(std::max(at, impl_->now), Impl::EventKind::fail, static_cast<uint32_t>(rank));
+}
+bool SimWorld::failed(int rank) const {
+  return impl_->ranks.at(static_cast<size_t>(rank)).failed;
+}
+void SimWorld::set_trace(TraceSink* sink) {
+  impl_->trace = sink;
+}
+void SimWorld::set_activity_observer(std::function<void(int)> observer) {
+  impl_->observer = std::move(observer);
+}
+const SimWorld::Stats& SimWorld::stats() const {
+  return impl_->stats;
+}
+
+std::string SimWorld::describe_pending(int rank) const {
+  std::string out;
+  for (const auto& [key, fifo] : impl_->posted) {
+    if (key.dst != rank) continue;
+    for (uint32_t r = fifo.head; r != kNone; r = impl_->receives[r].next)
+      out += fmt::format("{}recv from {} channel {} ({} bytes)", out.empty() ? "" : "; ", key.src,
+                         tag::channel(key.tag), impl_->receives[r].capacity);
+  }
+  for (const auto& [key, fifo] : impl_->unexpected) {
+    if (key.dst != rank) continue;
+    for (uint32_t m = fifo.head; m != kNone; m = impl_->messages[m].next)
+      out +=
+          fmt::format("{}unmatched message from {} channel {} ({} bytes)", out.empty() ? "" : "; ",
+                      key.src, tag::channel(key.tag), impl_->messages[m].length);
+  }
+  return out.empty() ? "nothing pending" : out;
+}
+
+}  // namespace grove::sim

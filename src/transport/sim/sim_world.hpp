@@ -1,0 +1,119 @@
+#pragma once
+// SimWorld: N ranks in one process on a virtual clock, each with a
+// SimTransport implementing transport.hpp's contract exactly (matching by
+// (source, tag), non-overtaking per pair, truncation, probe, active
+// messages), and a discrete-event engine that times every message by the
+// model in sim_config.hpp.
+//
+// Determinism: events are ordered by (virtual time, insertion number); the
+// only randomness is the seeded jitter. The same program, configuration and
+// seed give the same event order, times and trace, bit for bit.
+//
+// Single-threaded: callbacks and AM handlers run inside step()/run(), which
+// a SimTransport's progress() and block() also call. Ranks' code must not
+// wait in a loop on the real clock; block() advances the virtual clock when
+// nothing is pending, so timeouts expressed in now() still fire.
+//
+// Per-rank state is a few words plus `threads` worker times; matching state
+// is shared and proportional to messages in flight.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "transport/sim/sim_config.hpp"
+#include "transport/sim/sim_time.hpp"
+#include "transport/sim/trace.hpp"
+#include "transport/transport.hpp"
+
+namespace grove::sim {
+
+class SimWorld;
+
+class SimTransport final : public Transport {
+ public:
+  SimTransport(SimWorld* world, int rank) : world_(world), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override;
+  std::string name() const override { return "sim"; }
+  bool carries_payload() const override;
+
+  void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
+            void* context) override;
+  void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
+            void* context) override;
+  std::optional<Probe> probe(int peer, Tag tag, Tag mask) override;
+  void set_am_handler(uint16_t id, AmHandler handler) override;
+  void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override;
+  // Processes one event of the whole world.
+  bool progress() override;
+  // Processes one event; with none pending, advances the clock by `max`.
+  void block(int extra_fd, std::chrono::microseconds max) override;
+  double now() const override;
+
+ private:
+  SimWorld* world_;
+  int rank_;
+};
+
+class SimWorld {
+ public:
+  struct Stats {
+    uint64_t messages_sent = 0;  // tagged sends posted
+    uint64_t bytes_sent = 0;
+    uint64_t messages_received = 0;  // tagged messages matched to a receive
+    uint64_t bytes_received = 0;     // bytes of those messages
+    uint64_t ams_sent = 0;
+    uint64_t ams_delivered = 0;
+    uint64_t dropped = 0;  // messages lost to a failed sender or receiver
+    uint64_t events = 0;
+  };
+
+  // Throws grove::Error(invalid_argument / invalid_parameter) on a bad size
+  // or configuration. Sizes up to 2^20 ranks (the wire tag's source bits).
+  SimWorld(int size, SimConfig config);
+  ~SimWorld();
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
+
+  int size() const;
+  const SimConfig& config() const;
+  SimTransport& transport(int rank);
+  Time now() const;
+
+  // Processes the next event; false if none is pending.
+  bool step();
+  // Processes events until none is pending.
+  void run();
+  // Processes events until pred() holds (checked before each event), none is
+  // pending, or the next event is later than `deadline`. Returns pred().
+  bool run_until(const std::function<bool()>& pred, Time deadline = kNever);
+  bool idle() const;
+  // Moves the clock forward with nothing to do (block() on an idle world).
+  void advance(Time by);
+
+  // Rank `rank` departs at virtual time `at` (>= now): from then on receives
+  // from it complete with Errc::peer_failed, sends to it fail likewise, and
+  // its undelivered messages are dropped.
+  void fail(int rank, Time at);
+  bool failed(int rank) const;
+
+  // Not owned; nullptr to stop tracing.
+  void set_trace(TraceSink* sink);
+  // Called with a rank after a completion or AM handler of that rank ran.
+  void set_activity_observer(std::function<void(int rank)> observer);
+
+  const Stats& stats() const;
+  // Posted receives and unmatched messages of `rank`, for error messages.
+  std::string describe_pending(int rank) const;
+
+  struct Impl;  // sim_world_impl.hpp
+
+ private:
+  friend class SimTransport;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove::sim

@@ -1,0 +1,176 @@
+#pragma once
+// SimWorld's internals, shared by sim_world.cpp (the event engine and the
+// network stages) and sim_transport.cpp (matching and the Transport calls).
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/sim/sim_world.hpp"
+
+namespace grove::sim {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+struct SimWorld::Impl {
+  // A message in flight. Pooled; `refs` counts the two things that still
+  // need it: the sender's completion and the delivery.
+  struct Message {
+    int32_t src = -1;
+    int32_t dst = -1;
+    Tag tag = 0;  // an AM's handler id
+    uint64_t length = 0;
+    Time posted = 0;
+    Time wire = 0;
+    CompletionFn done = nullptr;
+    void* context = nullptr;
+    std::vector<std::byte> payload;  // real mode and AMs only
+    uint32_t next = kNone;           // FIFO link (pending sends, unexpected queue)
+    uint32_t worker = kNone;         // the worker it holds while overlap == false
+    uint64_t order = 0;              // arrival number, for probe
+    uint8_t refs = 0;
+    bool am = false;
+    Status send_status;
+  };
+
+  struct Receive {
+    int32_t dst = -1;
+    int32_t src = -1;
+    Tag tag = 0;
+    std::byte* data = nullptr;
+    size_t capacity = 0;
+    CompletionFn done = nullptr;
+    void* context = nullptr;
+    uint32_t next = kNone;
+    Status status;  // set when matched, reported at completion time
+  };
+
+  struct Key {
+    int32_t dst;
+    int32_t src;
+    Tag tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = k.tag * 0x9E3779B97F4A7C15ull;
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.dst)) << 32 |
+            static_cast<uint32_t>(k.src)) +
+           0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      h ^= h >> 29;
+      return static_cast<size_t>(h * 0xBF58476D1CE4E5B9ull);
+    }
+  };
+  struct Fifo {
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+  };
+
+  enum class EventKind : uint8_t {
+    egress_ready,   // software done (or started, pLogP): queue for the NIC
+    head_arrival,   // first byte at the receiving node: queue for ingress
+    deliver,        // last byte arrived: match or deliver the AM
+    send_done,      // last byte left the sender: complete the send
+    recv_complete,  // a matched receive's completion time has come
+    am_handle,      // run an AM's handler
+    fail,           // a rank departs
+  };
+  struct Event {
+    Time time;
+    uint64_t seq;
+    uint32_t id;
+    EventKind kind;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
+
+  struct RankState {
+    Time last_ready = 0;            // egress-ready time of this rank's previous send
+    Time shm_last = 0;              // delivery time of its previous intra-node send
+    Time rx_free = 0;               // its receive thread is busy until then
+    uint32_t pending_head = kNone;  // sends waiting for a worker (overlap == false)
+    uint32_t pending_tail = kNone;
+    bool failed = false;
+  };
+
+  Impl(SimWorld* world, int size, SimConfig config);
+
+  // --- engine (sim_world.cpp)
+  void push(Time time, EventKind kind, uint32_t id);
+  bool step();
+  void dispatch_send(uint32_t id);
+  void on_egress_ready(uint32_t id);
+  void on_head_arrival(uint32_t id);
+  void on_deliver(uint32_t id);
+  void on_send_done(uint32_t id);
+  void on_fail(int rank);
+  void release_worker(Message& m);
+  void release(uint32_t id);
+  Time software_cost(uint64_t bytes);
+  Time wire_time(uint64_t bytes) const;
+  Time latency() const { return latency_ps; }
+  int node_of(int rank) const { return rank / config.ranks_per_node; }
+  void notify(int rank) {
+    if (observer) observer(rank);
+  }
+
+  // --- matching and the Transport calls (sim_transport.cpp)
+  uint32_t new_message();
+  uint32_t new_receive();
+  void post_send(int src, int dst, Tag tag, const void* data, size_t length, CompletionFn done,
+                 void* context);
+  void post_recv(int dst, int src, Tag tag, void* data, size_t capacity, CompletionFn done,
+                 void* context);
+  void post_am(int src, int dst, uint16_t id, std::span<const std::byte> payload);
+  void set_handler(int rank, uint16_t id, AmHandler handler);
+  std::optional<Transport::Probe> probe(int rank, int peer, Tag tag, Tag mask) const;
+  // Matches message `mid` to receive `rid` at now; completes inline when
+  // allowed and due now, else at the receive thread's time.
+  void match(uint32_t rid, uint32_t mid, bool inline_ok);
+  void on_recv_complete(uint32_t rid);
+  void on_am_handle(uint32_t mid);
+  Time receive_time(int rank, uint64_t bytes);
+  void check_peer(int rank, int peer, const char* what) const;
+
+  SimWorld* world;
+  SimConfig config;
+  int size;
+  int threads;
+  Time now = 0;
+  uint64_t next_seq = 0;
+  uint64_t next_order = 0;
+  uint64_t rng;
+  Time copy_ps;
+  Time recv_ps;
+  Time latency_ps;
+  Time shm_latency_ps;
+  double ps_per_byte;
+  double shm_ps_per_byte;
+
+  std::vector<Event> heap;
+  std::vector<SimTransport> transports;
+  std::vector<RankState> ranks;
+  std::vector<Time> workers;  // ranks x threads: when each worker is next free
+  std::vector<Time> egress_free;
+  std::vector<Time> ingress_free;
+
+  std::vector<Message> messages;
+  std::vector<uint32_t> free_messages;
+  std::vector<Receive> receives;
+  std::vector<uint32_t> free_receives;
+  std::unordered_map<Key, Fifo, KeyHash> posted;                // receives waiting for a message
+  std::unordered_map<Key, Fifo, KeyHash> unexpected;            // messages waiting for a receive
+  std::unordered_map<uint64_t, AmHandler> handlers;             // (rank << 16 | id)
+  std::unordered_map<uint64_t, std::deque<uint32_t>> held_ams;  // no handler yet
+
+  TraceSink* trace = nullptr;
+  std::function<void(int)> observer;
+  Stats stats;
+};
+
+}  // namespace grove::sim

@@ -1,0 +1,213 @@
+// Multi-process driver for the bootstrap and `grove run` (see tests/mp/tests.cmake).
+//
+//   mp_bootstrap                  allgather rounds (blob sizes 0..70000) and barriers
+//   mp_bootstrap singleton        the same, and the backend must be `singleton`, size 1
+//   mp_bootstrap exit CODE RANK   rank RANK exits with CODE after the first round
+//   mp_bootstrap signal RANK      rank RANK raises SIGKILL after the first round
+//   mp_bootstrap hang             all ranks sleep after a barrier (rank 0 prints "hanging")
+//   mp_bootstrap notify RANK      rank RANK exits 1; survivors check the FailureNotice and
+//                                 allgather over the live ranks (run with --on-failure=notify)
+//   mp_bootstrap badkey           the last rank is refused with a wrong key and as a
+//                                 duplicate, then joins properly; the job completes
+//   mp_bootstrap param NAME VALUE NAME is VALUE and came from --param
+//
+// Exit status: 0 when every check passed, 3 on a wrong result, 1 on a grove::Error.
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bootstrap/bootstrap.hpp"
+#include "core/params.hpp"
+#include "core/timeouts.hpp"
+#include "grove/error.hpp"
+
+namespace {
+
+using grove::Blob;
+using grove::Bootstrap;
+
+struct CheckFailed {
+  std::string what;
+};
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw CheckFailed{what};
+}
+
+size_t blob_size(int rank, int round) {
+  static const size_t sizes[] = {0, 1, 7, 100, 4096, 0, 70000, 13};
+  return sizes[static_cast<size_t>(rank + round) % std::size(sizes)];
+}
+
+Blob make_blob(int rank, int round) {
+  Blob blob(blob_size(rank, round));
+  for (size_t j = 0; j < blob.size(); ++j)
+    blob[j] = static_cast<std::byte>((rank * 31 + round * 7 + static_cast<int>(j)) & 0xff);
+  return blob;
+}
+
+// One allgather; every live rank's blob must match exactly, departed ranks are empty.
+void allgather_round(Bootstrap& b, int round, const grove::FailureView& view = {}) {
+  const std::vector<Blob> all = b.allgather(make_blob(b.rank(), round));
+  check(all.size() == static_cast<size_t>(b.size()),
+        fmt::format("round {}: {} blobs for {} ranks", round, all.size(), b.size()));
+  for (int r = 0; r < b.size(); ++r) {
+    const Blob expected = view.alive(r) ? make_blob(r, round) : Blob{};
+    check(all[static_cast<size_t>(r)] == expected,
+          fmt::format("round {}: blob of rank {} differs ({} bytes, expected {})", round, r,
+                      all[static_cast<size_t>(r)].size(), expected.size()));
+  }
+}
+
+void full_check(Bootstrap& b) {
+  for (int round = 0; round < 8; ++round) {
+    allgather_round(b, round);
+    if (round % 3 == 0) b.barrier();
+  }
+  b.barrier();
+  if (b.rank() == 0) fmt::print("bootstrap ok: {} ranks\n", b.size());
+}
+
+int arg_int(int argc, char** argv, int index) {
+  check(index < argc, "missing argument");
+  return std::atoi(argv[index]);
+}
+
+// Blocks on the notice descriptor (never spins) until a notice arrives.
+grove::FailureNotice wait_for_notice(Bootstrap& b) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(grove::timeout_ms());
+  for (;;) {
+    auto notices = b.poll_notices();
+    if (!notices.empty()) {
+      check(notices.size() == 1, fmt::format("{} notices, expected 1", notices.size()));
+      return notices.front();
+    }
+    check(std::chrono::steady_clock::now() < deadline, "no failure notice within timeout_ms");
+    pollfd p{b.notice_fd(), POLLIN, 0};
+    ::poll(&p, 1, 1000);
+  }
+}
+
+void notify_mode(Bootstrap& b, int leaver) {
+  allgather_round(b, 0);
+  if (b.rank() == leaver) std::exit(1);
+  const grove::FailureNotice notice = wait_for_notice(b);
+  check(notice.rank == leaver && notice.version == 1,
+        fmt::format("notice: rank {} version {} ({}), expected rank {} version 1", notice.rank,
+                    notice.version, notice.how, leaver));
+  grove::FailureView view;
+  view.apply(notice);
+  allgather_round(b, 1, view);
+  b.barrier();
+  // Everyone reports its verdict; the lowest survivor prints one line for all.
+  const std::vector<Blob> verdicts = b.allgather(std::vector<std::byte>{std::byte{1}});
+  int survivors = 0;
+  for (int r = 0; r < b.size(); ++r) {
+    if (!view.alive(r)) continue;
+    check(verdicts[static_cast<size_t>(r)] == Blob{std::byte{1}},
+          fmt::format("rank {} did not report", r));
+    ++survivors;
+  }
+  const int lowest = leaver == 0 ? 1 : 0;
+  if (b.rank() == lowest) fmt::print("notify ok: {} survivors\n", survivors);
+}
+
+void expect_refused(const std::string& why) {
+  try {
+    auto b = grove::bootstrap_from_environment();
+    throw CheckFailed{fmt::format("connection was accepted; expected a refusal ({})", why)};
+  } catch (const grove::Error& e) {
+    check(e.code() == grove::Errc::bootstrap,
+          fmt::format("refusal has code '{}'", grove::errc_name(e.code())));
+    const std::string message = e.what();
+    check(message.find("refused") != std::string::npos && message.find(why) != std::string::npos,
+          fmt::format("refusal message '{}' does not say '{}'", message, why));
+  }
+}
+
+int badkey_mode() {
+  const char* size_env = std::getenv("GROVE_JOB_SIZE");
+  const char* rank_env = std::getenv("GROVE_JOB_RANK");
+  check(size_env && rank_env, "badkey needs grove run");
+  const bool last = std::atoi(rank_env) == std::atoi(size_env) - 1;
+  if (last) {
+    const std::string key = std::getenv("GROVE_JOB_KEY");
+    ::setenv("GROVE_JOB_KEY", "0123456789abcdef0123456789abcdef", 1);
+    expect_refused("wrong job key");
+    ::setenv("GROVE_JOB_KEY", key.c_str(), 1);
+  }
+  auto b = grove::bootstrap_from_environment();
+  if (last) expect_refused("already connected");
+  full_check(*b);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "badkey") return badkey_mode();
+  auto b = grove::bootstrap_from_environment();
+  if (mode.empty()) {
+    full_check(*b);
+  } else if (mode == "singleton") {
+    check(b->name() == "singleton" && b->size() == 1 && b->rank() == 0,
+          fmt::format("backend {} rank {} of {}", b->name(), b->rank(), b->size()));
+    check(b->notice_fd() == -1 && b->poll_notices().empty(), "singleton has notices");
+    full_check(*b);
+  } else if (mode == "exit" || mode == "signal") {
+    const int code = mode == "exit" ? arg_int(argc, argv, 2) : 0;
+    const int victim = arg_int(argc, argv, mode == "exit" ? 3 : 2);
+    allgather_round(*b, 0);
+    if (b->rank() == victim) {
+      if (mode == "exit") std::exit(code);
+      std::raise(SIGKILL);
+    }
+    b->barrier();  // the others wait here until the launcher reacts
+    allgather_round(*b, 1);
+  } else if (mode == "hang") {
+    b->barrier();
+    if (b->rank() == 0) {
+      fmt::print("hanging\n");
+      std::fflush(stdout);
+    }
+    for (;;)
+      ::pause();
+  } else if (mode == "notify") {
+    notify_mode(*b, arg_int(argc, argv, 2));
+  } else if (mode == "param") {
+    check(argc > 3, "param NAME VALUE");
+    const auto& entry = grove::params::Registry::global().get(argv[2]);
+    check(entry.text == argv[3] && entry.source == grove::params::Source::command_line,
+          fmt::format("{} = '{}' from {}, expected '{}' from --param", argv[2], entry.text,
+                      grove::params::source_name(entry.source), argv[3]));
+    full_check(*b);
+  } else {
+    throw CheckFailed{fmt::format("unknown mode '{}'", mode)};
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* rank = std::getenv("GROVE_JOB_RANK");
+  try {
+    return run(argc, argv);
+  } catch (const CheckFailed& e) {
+    fmt::print(stderr, "mp_bootstrap rank {}: check failed: {}\n", rank ? rank : "0", e.what);
+    return 3;
+  } catch (const grove::Error& e) {
+    fmt::print(stderr, "mp_bootstrap rank {}: {}: {}\n", rank ? rank : "0",
+               grove::errc_name(e.code()), e.what());
+    return 1;
+  }
+}

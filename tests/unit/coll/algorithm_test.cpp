@@ -1,0 +1,104 @@
+#include "coll/algorithm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "coll/barrier.hpp"
+#include "coll/bcast.hpp"
+#include "grove/error.hpp"
+
+namespace grove::coll {
+namespace {
+
+TEST(Algorithm, ParsesNamesAndArguments) {
+  EXPECT_EQ(parse_algorithm("bcast", "binomial").to_string(), "binomial");
+  EXPECT_EQ(parse_algorithm("bcast", " knomial:4 ").to_string(), "knomial:4");
+  EXPECT_EQ(parse_algorithm("bcast", "knomial:k=8").radix, 8);
+  EXPECT_EQ(parse_algorithm("bcast", "knomial").to_string(), "knomial:4");  // default radix
+  EXPECT_EQ(parse_algorithm("bcast", "kary:3").radix, 3);
+  const AlgorithmSpec p = parse_algorithm("bcast", "pipeline:seg=64KiB");
+  EXPECT_EQ(p.segment, 65536u);
+  EXPECT_EQ(p.to_string(), "pipeline:seg=64KiB");
+  EXPECT_EQ(parse_algorithm("bcast", "pipeline:seg=1000").to_string(), "pipeline:seg=1000");
+  EXPECT_EQ(parse_algorithm("bcast", "pipeline").segment, 0u);
+  EXPECT_TRUE(parse_algorithm("bcast", "auto").is_auto());
+  EXPECT_EQ(parse_algorithm("barrier", "dissemination").collective, "barrier");
+  // The canonical form parses back to the same spec.
+  for (const std::string& text : algorithm_examples("bcast"))
+    EXPECT_EQ(parse_algorithm("bcast", parse_algorithm("bcast", text).to_string()),
+              parse_algorithm("bcast", text));
+}
+
+void expect_rejected(std::string_view collective, std::string_view text, std::string_view needle) {
+  try {
+    parse_algorithm(collective, text);
+    ADD_FAILURE() << "accepted " << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    const std::string what = e.what();
+    EXPECT_NE(what.find(text), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+TEST(Algorithm, RejectsBadNamesAndArguments) {
+  expect_rejected("bcast", "fastest", "unknown algorithm 'fastest'");
+  expect_rejected("bcast", "fastest", "binomial");  // lists the known ones
+  expect_rejected("bcast", "knomial:1", "radix 1 is outside");
+  expect_rejected("bcast", "knomial:x", "not an integer");
+  expect_rejected("bcast", "knomial:4,4", "radix given twice");
+  expect_rejected("bcast", "binomial:4", "takes no radix");
+  expect_rejected("bcast", "binomial:seg=4KiB", "takes no segment");
+  expect_rejected("bcast", "pipeline:seg=0", "outside");
+  expect_rejected("bcast", "pipeline:seg=lots", "seg");
+  expect_rejected("bcast", "pipeline:color=red", "unknown argument 'color=red'");
+  expect_rejected("bcast", "pipeline:", "empty argument list");
+  expect_rejected("bcast", "auto:2", "auto takes no arguments");
+  expect_rejected("barrier", "scatter_allgather", "unknown algorithm");
+  EXPECT_THROW(parse_algorithm("nosuchcollective", "flat"), Error);
+}
+
+TEST(Algorithm, StampsAreStableAndDistinct) {
+  // Part of the wire format: these values must not change between builds.
+  const AlgorithmSpec binomial = parse_algorithm("bcast", "binomial");
+  EXPECT_EQ(binomial.stamp(), parse_algorithm("bcast", "binomial").stamp());
+  EXPECT_NE(parse_algorithm("bcast", "knomial:4").stamp(),
+            parse_algorithm("bcast", "knomial:8").stamp());
+  for (const char* collective : {"bcast", "barrier"}) {
+    std::set<int> stamps;
+    const auto examples = algorithm_examples(collective);
+    for (const std::string& text : examples)
+      stamps.insert(parse_algorithm(collective, text).stamp());
+    EXPECT_EQ(stamps.size(), examples.size()) << collective;
+  }
+}
+
+TEST(Algorithm, ValidatorForParameters) {
+  const auto validate = algorithm_validator("bcast");
+  EXPECT_EQ(validate("knomial:4"), "");
+  EXPECT_EQ(validate("auto"), "");
+  EXPECT_NE(validate("knomial:0").find("radix 0"), std::string::npos);
+}
+
+TEST(Algorithm, ExamplesListEveryAlgorithm) {
+  EXPECT_EQ(algorithm_examples("bcast"),
+            (std::vector<std::string>{"flat", "chain", "pipeline", "binary", "kary:4", "binomial",
+                                      "knomial:4", "scatter_allgather"}));
+  EXPECT_EQ(algorithm_examples("barrier"),
+            (std::vector<std::string>{"dissemination", "knomial:4", "flat"}));
+}
+
+TEST(Algorithm, BcastAutoFollowsMpichThresholds) {
+  EXPECT_EQ(choose_bcast_auto(16, 12287).name, "binomial");
+  EXPECT_EQ(choose_bcast_auto(16, 12288).name, "scatter_allgather");
+  EXPECT_EQ(choose_bcast_auto(7, 1 << 20).name, "binomial");
+  EXPECT_EQ(choose_bcast_auto(8, 1 << 20).name, "scatter_allgather");
+  const AlgorithmSpec resolved = resolve_bcast(parse_algorithm("bcast", "pipeline"), 4, 1 << 20);
+  EXPECT_EQ(resolved.segment, bcast_segment_size());
+  EXPECT_EQ(resolved.to_string(), "pipeline:seg=64KiB");
+  EXPECT_EQ(resolve_barrier(parse_algorithm("barrier", "auto"), 5).name, "dissemination");
+}
+
+}  // namespace
+}  // namespace grove::coll

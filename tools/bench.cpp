@@ -1,0 +1,105 @@
+// `grove bench`: collectives x algorithms x sizes, run under `grove run`.
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "grove/error.hpp"
+#include "grove/session.hpp"
+#include "suite/report.hpp"
+#include "suite/runner.hpp"
+
+namespace grove::tools {
+namespace {
+
+struct BenchArgs {
+  std::string collectives;
+  std::string algorithm = "all";
+  std::string sizes = "1:1MiB:4";
+  std::string cadence = "isolated";
+  std::string tsv;
+  double cell_seconds = 0.1;
+  int warmup = 3;
+  int min_iterations = 5;
+  int max_iterations = 10000;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    if (comma > pos) out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int run_bench(const BenchArgs& args) {
+  bench::RunOptions options;
+  options.collectives = split_list(args.collectives);
+  options.algorithm = args.algorithm;
+  options.sizes = bench::parse_sizes(args.sizes);
+  if (args.cadence == "isolated") options.cadence = bench::Cadence::isolated;
+  else if (args.cadence == "streaming") options.cadence = bench::Cadence::streaming;
+  else throw grove::Error(grove::Errc::usage, fmt::format("--cadence '{}': isolated or streaming", args.cadence));
+  options.cell_seconds = args.cell_seconds;
+  options.warmup = args.warmup;
+  options.min_iterations = args.min_iterations;
+  options.max_iterations = args.max_iterations;
+
+  Session session;
+  const bool leader = session.rank() == 0;
+  const bool show_progress = leader && isatty(STDERR_FILENO);
+  const auto begin = std::chrono::steady_clock::now();
+  auto progress = [&](size_t done, size_t total) {
+    if (!show_progress) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    fmt::print(stderr, "\r{}/{} cells, {:.0f} s elapsed, ~{:.0f} s left   ", done, total, elapsed,
+               eta);
+    if (done == total) fmt::print(stderr, "\n");
+  };
+  if (leader) fmt::print("{}", bench::describe_method(options, session.size()));
+  const auto cells = bench::run_cells(session.world(), options, progress);
+  if (leader) {
+    bench::print_table(stdout, cells);
+    if (!args.tsv.empty()) bench::write_tsv(args.tsv, "grove", cells);
+  }
+  return 0;
+}
+
+const RegisterCommand bench_command{{
+    "bench",
+    "Benchmark collectives (run it under grove run -n N)",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<BenchArgs>();
+      sub.add_option("--coll", args->collectives, "Collectives, comma-separated (default: all)");
+      sub.add_option("--algo", args->algorithm, "all, auto, or one algorithm name")
+          ->capture_default_str();
+      sub.add_option("--sizes", args->sizes, "FROM:TO[:FACTOR] and/or a comma list of sizes")
+          ->capture_default_str();
+      sub.add_option("--cadence", args->cadence, "isolated or streaming")->capture_default_str();
+      sub.add_option("--tsv", args->tsv, "Write raw samples to this TSV file");
+      sub.add_option("--cell-time", args->cell_seconds, "Seconds per cell after warm-up")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, 3600.0));
+      sub.add_option("--warmup", args->warmup, "Untimed calls per cell")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 1000000));
+      sub.add_option("--min-iters", args->min_iterations, "Minimum timed calls per cell")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000000));
+      sub.add_option("--max-iters", args->max_iterations, "Maximum timed calls per cell")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000000));
+      return [args] { return run_bench(*args); };
+    },
+}};
+
+}  // namespace
+}  // namespace grove::tools
