@@ -9,6 +9,7 @@
 #include "command.hpp"
 #include "grove/error.hpp"
 #include "grove/session.hpp"
+#include "suite/modes.hpp"
 #include "suite/report.hpp"
 #include "suite/runner.hpp"
 
@@ -25,6 +26,7 @@ struct BenchArgs {
   int warmup = 3;
   int min_iterations = 5;
   int max_iterations = 10000;
+  bench::ModeArgs mode;  // --peers, --compare, --from-tsv, --json, --markdown, --plot
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -43,9 +45,13 @@ int run_bench(const BenchArgs& args) {
   options.collectives = split_list(args.collectives);
   options.algorithm = args.algorithm;
   options.sizes = bench::parse_sizes(args.sizes);
-  if (args.cadence == "isolated") options.cadence = bench::Cadence::isolated;
-  else if (args.cadence == "streaming") options.cadence = bench::Cadence::streaming;
-  else throw grove::Error(grove::Errc::usage, fmt::format("--cadence '{}': isolated or streaming", args.cadence));
+  if (args.cadence == "isolated")
+    options.cadence = bench::Cadence::isolated;
+  else if (args.cadence == "streaming")
+    options.cadence = bench::Cadence::streaming;
+  else
+    throw grove::Error(grove::Errc::usage,
+                       fmt::format("--cadence '{}': isolated or streaming", args.cadence));
   options.cell_seconds = args.cell_seconds;
   options.warmup = args.warmup;
   options.min_iterations = args.min_iterations;
@@ -69,8 +75,30 @@ int run_bench(const BenchArgs& args) {
   if (leader) {
     bench::print_table(stdout, cells);
     if (!args.tsv.empty()) bench::write_tsv(args.tsv, "grove", cells);
+    bench::RunSummary summary;
+    summary.settings = {bench::describe_method(options, session.size())};
+    summary.cells = bench::to_tsv_cells(cells, "grove");
+    bench::write_outputs(args.mode, summary);
   }
   return 0;
+}
+
+// --peers, --compare, --from-tsv: not a rank of a job; bench/suite/modes.hpp.
+int run_orchestration(const BenchArgs& args) {
+  bench::PeerRunOptions suite;
+  suite.algorithm = args.algorithm;
+  suite.collectives = split_list(args.collectives);
+  suite.sizes = bench::parse_sizes(args.sizes);
+  if (args.cadence != "isolated" && args.cadence != "streaming") {
+    throw grove::Error(grove::Errc::usage,
+                       fmt::format("--cadence '{}': isolated or streaming", args.cadence));
+  }
+  suite.streaming = args.cadence == "streaming";
+  suite.cell_seconds = args.cell_seconds;
+  suite.warmup = args.warmup;
+  suite.min_iterations = args.min_iterations;
+  suite.max_iterations = args.max_iterations;
+  return bench::run_mode(args.mode, suite);
 }
 
 const RegisterCommand bench_command{{
@@ -97,7 +125,29 @@ const RegisterCommand bench_command{{
       sub.add_option("--max-iters", args->max_iterations, "Maximum timed calls per cell")
           ->capture_default_str()
           ->check(CLI::Range(1, 100000000));
-      return [args] { return run_bench(*args); };
+      bench::ModeArgs& m = args->mode;
+      sub.add_option("--peers", m.peers, "Also run these peers, interleaved: openmpi,mpich,gloo");
+      sub.add_option("-n,--ranks", m.ranks, "Ranks per job with --peers");
+      sub.add_option("--rounds", m.rounds, "Interleaved rounds with --peers")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 1000));
+      sub.add_option("--wait-policies", m.wait_policies,
+                     "With --peers: run grove once per wait_policy (comma list or 'all')");
+      sub.add_option("--grove-exe", m.grove_executable,
+                     "grove executable of the grove rounds (default: this one)");
+      sub.add_option("--peer-dir", m.peer_dir, "Where grove-peer-* are (default: build tree)");
+      sub.add_option("--job-timeout", m.job_timeout_seconds, "Seconds per job (0: derived)");
+      sub.add_flag("--keep-logs", m.keep_logs, "Keep the per-round logs and TSVs of --peers");
+      sub.add_option("--compare", m.compare, "A.tsv B.tsv: per-cell ratios A/B with 95% CIs")
+          ->expected(2);
+      sub.add_option("--from-tsv", m.from_tsv, "Summarise saved TSVs instead of running")
+          ->expected(1, 1000);
+      sub.add_option("--json", m.json, "Write a JSON summary");
+      sub.add_option("--markdown", m.markdown, "Write a Markdown table");
+      sub.add_option("--plot", m.plot, "Plot time vs size (FILE.svg or FILE.png, gnuplot)");
+      return [args] {
+        return bench::is_orchestration(args->mode) ? run_orchestration(*args) : run_bench(*args);
+      };
     },
 }};
 

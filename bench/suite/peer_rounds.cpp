@@ -143,9 +143,7 @@ PeerLaunch plan_peer(const std::string& name, const PeerRunOptions& o,
         "hydra -iface lo, UCX_NET_DEVICES=lo";
   } else {
     argv = {exe, "-n", n};
-    launch.status.note =
-        "tcp transport on 127.0.0.1, FileStore rendezvous, ranks forked by "
-        "grove-peer-gloo, options built per call";
+    launch.status.note = "ranks forked by grove-peer-gloo, Gloo options built per call";
   }
   if (name != "gloo") argv.push_back(exe);
   argv.insert(argv.end(), suite_args.begin(), suite_args.end());

@@ -74,11 +74,13 @@ std::string gnuplot_script(const std::vector<tsv::Cell>& cells, const std::strin
   index = 0;
   for (const auto& entry : series) {
     if (index > 0) gp << ", \\\n     ";
-    gp << fmt::format("$s{0} using 1:3:4 with filledcurves linecolor {0} notitle, ", index)
+    // Line colours from 1: gnuplot's colour 0 is the grid's.
+    gp << fmt::format("$s{0} using 1:3:4 with filledcurves linecolor {1} notitle, ", index,
+                      index + 1)
        << fmt::format(
-              "$s{0} using 1:2 with linespoints linecolor {0} pointtype 7 pointsize 0.5 "
-              "title {1}",
-              index, quoted(entry.first));
+              "$s{0} using 1:2 with linespoints linecolor {1} pointtype 7 "
+              "pointsize 0.5 title {2}",
+              index, index + 1, quoted(entry.first));
     ++index;
   }
   gp << "\n";

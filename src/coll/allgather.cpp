@@ -4,14 +4,44 @@
 
 #include <algorithm>
 
+#include "coll/checks.hpp"
 #include "coll/layout.hpp"
 #include "coll/plan.hpp"
 #include "coll/ring_steps.hpp"
 #include "coll/tree_steps.hpp"
+#include "core/params.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
+
+const params::IntParam rollup_radix_param{
+    "rollup_radix", 64, 2, 1 << 20,
+    "radix of the k-ary gather (rollup) tree of allgather/allgatherv gather_bcast and the fence "
+    "(seed 000's default)"};
+const params::IntParam release_radix_param{
+    "release_radix", 4, 2, 1 << 20,
+    "radix of the k-ary bcast (release) tree of allgather/allgatherv gather_bcast and the fence "
+    "(seed 000's default; MODELS.md §5)"};
+
+[[maybe_unused]] const bool registered = [] {
+  register_algorithms(
+      "allgather", {
+                       {"ring", 0, 2, 1 << 20, false, "N-1 steps to the right neighbour", ""},
+                       {"recursive_doubling", 0, 2, 1 << 20, false,
+                        "log2 steps exchanging doubling ranges (folds non-powers of two)", ""},
+                       {"bruck", 0, 2, 1 << 20, false, "ceil(log2 N) steps at distance 2^k", ""},
+                       {"neighbor_exchange", 0, 2, 1 << 20, false,
+                        "N/2 steps with alternate neighbours (even N)", ""},
+                       {"gather_bcast", 0, 2, 1 << 20, false,
+                        "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)", ""},
+                   });
+  return true;
+}();
+
+// MODELS.md §2, allgather thresholds on the total size.
+constexpr size_t kDoublingBelow = 524288;
+constexpr size_t kBruckBelow = 81920;
 
 size_t wrap(int64_t i, int n) {
   return static_cast<size_t>(((i % n) + n) % n);
@@ -30,10 +60,8 @@ std::optional<StepId> place_own(Plan& plan, const AllgatherArgs& a) {
                    output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes));
 }
 
-}  // namespace
-
-sched::Schedule allgather_ring(const AllgatherArgs& a) {
-  Plan plan("allgather:ring");
+sched::Schedule build_ring(const AllgatherArgs& a) {
+  Plan plan("allgather ring");
   if (a.block_bytes == 0) return plan.finish();
   place_own(plan, a);
   ring_allgather(plan, a.rank, a.size, BlockLayout::uniform(a.size, a.block_bytes), 0, own_block(a),
@@ -41,8 +69,8 @@ sched::Schedule allgather_ring(const AllgatherArgs& a) {
   return plan.finish();
 }
 
-sched::Schedule allgather_recursive_doubling(const AllgatherArgs& a) {
-  Plan plan("allgather:recursive_doubling");
+sched::Schedule build_recursive_doubling(const AllgatherArgs& a) {
+  Plan plan("allgather recursive_doubling");
   const size_t b = a.block_bytes;
   if (b == 0) return plan.finish();
   const Fold fold(a.size);
@@ -81,8 +109,8 @@ sched::Schedule allgather_recursive_doubling(const AllgatherArgs& a) {
   return plan.finish();
 }
 
-sched::Schedule allgather_bruck(const AllgatherArgs& a) {
-  Plan plan("allgather:bruck");
+sched::Schedule build_bruck(const AllgatherArgs& a) {
+  Plan plan("allgather bruck");
   const size_t b = a.block_bytes;
   const int n = a.size;
   if (b == 0) return plan.finish();
@@ -122,14 +150,14 @@ sched::Schedule allgather_bruck(const AllgatherArgs& a) {
   return plan.finish();
 }
 
-sched::Schedule allgather_neighbor_exchange(const AllgatherArgs& a) {
+sched::Schedule build_neighbor_exchange(const AllgatherArgs& a) {
   const int n = a.size;
   if (n % 2 != 0 && n > 1) {
     throw Error(
         Errc::invalid_argument,
-        fmt::format("allgather:neighbor_exchange needs an even number of ranks, not {}", n));
+        fmt::format("allgather neighbor_exchange needs an even number of ranks, not {}", n));
   }
-  Plan plan("allgather:neighbor_exchange");
+  Plan plan("allgather neighbor_exchange");
   const size_t b = a.block_bytes;
   const int r = a.rank;
   if (b == 0) return plan.finish();
@@ -164,19 +192,58 @@ sched::Schedule allgather_neighbor_exchange(const AllgatherArgs& a) {
   return plan.finish();
 }
 
-sched::Schedule allgather_gather_bcast(const AllgatherArgs& a, int rollup_radix,
-                                       int release_radix) {
-  Plan plan(
-      fmt::format("allgather:gather_bcast(rollup={},release={})", rollup_radix, release_radix));
+sched::Schedule build_gather_bcast(const AllgatherArgs& a, int rollup, int release) {
+  Plan plan(fmt::format("allgather gather_bcast(rollup={},release={})", rollup, release));
   if (a.block_bytes == 0) return plan.finish();
-  const topo::Tree rollup = topo::make_tree(topo::Shape::kary, a.size, 0, rollup_radix);
-  const topo::Tree release = topo::make_tree(topo::Shape::kary, a.size, 0, release_radix);
+  const topo::Tree up = topo::make_tree(topo::Shape::kary, a.size, 0, rollup);
+  const topo::Tree down = topo::make_tree(topo::Shape::kary, a.size, 0, release);
   const BlockLayout layout = BlockLayout::uniform(a.size, a.block_bytes);
-  const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a), 0);
+  const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a), 0);
   // The release overwrites the whole output, so it follows everything the
   // gather did here (an in-place own block is read from the output).
-  tree_bcast(plan, release, a.rank, output_region(0, layout.total()), 1, gathered);
+  tree_bcast(plan, down, a.rank, output_region(0, layout.total()), 1, gathered);
   return plan.finish();
+}
+
+}  // namespace
+
+int rollup_radix() {
+  return static_cast<int>(rollup_radix_param.get());
+}
+int release_radix() {
+  return static_cast<int>(release_radix_param.get());
+}
+
+AlgorithmSpec choose_allgather_auto(int size, size_t block_bytes) {
+  const size_t total = block_bytes * static_cast<size_t>(size);
+  const bool power_of_two = (size & (size - 1)) == 0;
+  if (power_of_two && total < kDoublingBelow)
+    return parse_algorithm("allgather", "recursive_doubling");
+  if (total < kBruckBelow) return parse_algorithm("allgather", "bruck");
+  return parse_algorithm("allgather", "ring");
+}
+
+AlgorithmSpec resolve_allgather(const AlgorithmSpec& spec, int size, size_t block_bytes) {
+  return spec.is_auto() ? choose_allgather_auto(size, block_bytes) : spec;
+}
+
+std::string describe_allgather(const AlgorithmSpec& resolved) {
+  if (resolved.name == "gather_bcast")
+    return fmt::format("gather_bcast(rollup={},release={})", rollup_radix(), release_radix());
+  return resolved.to_string();
+}
+
+sched::Schedule build_allgather(const AllgatherArgs& a) {
+  check_rank("allgather", a.rank, a.size);
+  check_spec("allgather", a.algorithm);
+  const AlgorithmSpec spec = resolve_allgather(a.algorithm, a.size, a.block_bytes);
+  const std::string& name = spec.name;
+  if (name == "ring") return build_ring(a);
+  if (name == "recursive_doubling") return build_recursive_doubling(a);
+  if (name == "bruck") return build_bruck(a);
+  if (name == "neighbor_exchange") return build_neighbor_exchange(a);
+  if (name == "gather_bcast") return build_gather_bcast(a, rollup_radix(), release_radix());
+  throw Error(Errc::internal, fmt::format("allgather  no builder for algorithm '{}'", name));
 }
 
 }  // namespace grove::coll

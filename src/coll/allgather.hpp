@@ -15,9 +15,14 @@
 //                       k-ary bcast of the whole result at radix release_radix:
 //                       the two-tree shape of the fence (seed 000) without its
 //                       fault handling
+//   auto                choose_allgather_auto
+// Every algorithm handles any size (neighbor_exchange: even sizes and 1),
+// 0 bytes (an empty schedule) and in place.
 
 #include <cstddef>
+#include <string>
 
+#include "coll/algorithm.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -29,13 +34,26 @@ struct AllgatherArgs {
   // The own block is already in the output at rank * block_bytes, and the
   // input buffer is not used.
   bool in_place = false;
+  AlgorithmSpec algorithm;  // "auto" is resolved
 };
 
-sched::Schedule allgather_ring(const AllgatherArgs& args);
-sched::Schedule allgather_recursive_doubling(const AllgatherArgs& args);
-sched::Schedule allgather_bruck(const AllgatherArgs& args);
-sched::Schedule allgather_neighbor_exchange(const AllgatherArgs& args);
-sched::Schedule allgather_gather_bcast(const AllgatherArgs& args, int rollup_radix,
-                                       int release_radix);
+// The radices of the two trees (parameters rollup_radix, default 64, and
+// release_radix, default 4), shared by allgather, allgatherv and the fence.
+int rollup_radix();
+int release_radix();
+
+// MPICH's rule (MODELS.md §2), on the total n = size * block_bytes:
+// recursive_doubling if size is a power of two and n < 512 KiB; else bruck
+// if n < 80 KiB; else ring.
+AlgorithmSpec choose_allgather_auto(int size, size_t block_bytes);
+AlgorithmSpec resolve_allgather(const AlgorithmSpec& spec, int size, size_t block_bytes);
+// The resolved algorithm with the parameters it reads, for the wire stamp
+// and the schedule cache: "gather_bcast(rollup=64,release=4)", else the
+// canonical spec.
+std::string describe_allgather(const AlgorithmSpec& resolved);
+
+// One rank's schedule. Throws grove::Error(invalid_argument) for bad
+// arguments, including an algorithm the size does not allow.
+sched::Schedule build_allgather(const AllgatherArgs& args);
 
 }  // namespace grove::coll

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "coll/allgather.hpp"
+#include "coll/checks.hpp"
 #include "coll/layout.hpp"
 #include "coll/plan.hpp"
 #include "coll/ring_steps.hpp"
@@ -11,15 +13,28 @@
 namespace grove::coll {
 namespace {
 
+[[maybe_unused]] const bool registered = [] {
+  register_algorithms(
+      "allgatherv", {
+                        {"ring", 0, 2, 1 << 20, false,
+                         "N-1 steps to the right neighbour; empty blocks skipped", ""},
+                        {"gather_bcast", 0, 2, 1 << 20, false,
+                         "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)", ""},
+                    });
+  return true;
+}();
+
+constexpr size_t kRingFrom = 81920;  // MODELS.md §2
+
 BlockLayout layout_of(const AllgathervArgs& a) {
   if (a.counts.size() != static_cast<size_t>(a.size)) {
     throw Error(Errc::invalid_argument,
-                fmt::format("allgatherv: {} counts for {} ranks", a.counts.size(), a.size));
+                fmt::format("allgatherv  {} counts for {} ranks", a.counts.size(), a.size));
   }
   if (a.offsets.empty()) return BlockLayout::packed(a.counts);
   if (a.offsets.size() != a.counts.size()) {
     throw Error(Errc::invalid_argument,
-                fmt::format("allgatherv: {} offsets for {} ranks", a.offsets.size(), a.size));
+                fmt::format("allgatherv  {} offsets for {} ranks", a.offsets.size(), a.size));
   }
   return BlockLayout{a.offsets, a.counts};
 }
@@ -46,10 +61,8 @@ bool tiles_in_rank_order(const BlockLayout& layout) {
   return true;
 }
 
-}  // namespace
-
-sched::Schedule allgatherv_ring(const AllgathervArgs& a) {
-  Plan plan("allgatherv:ring");
+sched::Schedule build_ring(const AllgathervArgs& a) {
+  Plan plan("allgatherv ring");
   const BlockLayout layout = layout_of(a);
   if (layout.total() == 0) return plan.finish();
   place_own(plan, a, layout);
@@ -57,23 +70,21 @@ sched::Schedule allgatherv_ring(const AllgathervArgs& a) {
   return plan.finish();
 }
 
-sched::Schedule allgatherv_gather_bcast(const AllgathervArgs& a, int rollup_radix,
-                                        int release_radix) {
-  Plan plan(
-      fmt::format("allgatherv:gather_bcast(rollup={},release={})", rollup_radix, release_radix));
+sched::Schedule build_gather_bcast(const AllgathervArgs& a, int rollup, int release) {
+  Plan plan(fmt::format("allgatherv gather_bcast(rollup={},release={})", rollup, release));
   const BlockLayout layout = layout_of(a);
   const size_t total = layout.total();
   if (total == 0) return plan.finish();
-  const topo::Tree rollup = topo::make_tree(topo::Shape::kary, a.size, 0, rollup_radix);
-  const topo::Tree release = topo::make_tree(topo::Shape::kary, a.size, 0, release_radix);
+  const topo::Tree up = topo::make_tree(topo::Shape::kary, a.size, 0, rollup);
+  const topo::Tree down = topo::make_tree(topo::Shape::kary, a.size, 0, release);
 
   if (tiles_in_rank_order(layout)) {
-    const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a, layout), 0);
-    tree_bcast(plan, release, a.rank, output_region(0, total), 1, gathered);
+    const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
+    tree_bcast(plan, down, a.rank, output_region(0, total), 1, gathered);
     return plan.finish();
   }
   // Gather into the output as laid out, then release a packed copy.
-  const Deps gathered = tree_gather(plan, rollup, a.rank, layout, own_block(a, layout), 0);
+  const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
   const BlockLayout packed = BlockLayout::packed(layout.lengths);
   const Region pack = plan.take_scratch(total);
   Deps ready = gathered;
@@ -83,7 +94,7 @@ sched::Schedule allgatherv_gather_bcast(const AllgathervArgs& a, int rollup_radi
                           sub_region(pack, packed.offsets[i], packed.lengths[i]), gathered));
     }
   }
-  const Deps released = tree_bcast(plan, release, a.rank, pack, 1, ready);
+  const Deps released = tree_bcast(plan, down, a.rank, pack, 1, ready);
   if (a.rank != 0) {
     // Unpack after the own block left (in place it is read from the output).
     Deps after = Deps(released).add(gathered);
@@ -95,6 +106,32 @@ sched::Schedule allgatherv_gather_bcast(const AllgathervArgs& a, int rollup_radi
     }
   }
   return plan.finish();
+}
+
+}  // namespace
+
+AlgorithmSpec choose_allgatherv_auto(int /*size*/, size_t total_bytes) {
+  return parse_algorithm("allgatherv", total_bytes < kRingFrom ? "gather_bcast" : "ring");
+}
+
+AlgorithmSpec resolve_allgatherv(const AlgorithmSpec& spec, int size, size_t total_bytes) {
+  return spec.is_auto() ? choose_allgatherv_auto(size, total_bytes) : spec;
+}
+
+std::string describe_allgatherv(const AlgorithmSpec& resolved) {
+  if (resolved.name == "gather_bcast")
+    return fmt::format("gather_bcast(rollup={},release={})", rollup_radix(), release_radix());
+  return resolved.to_string();
+}
+
+sched::Schedule build_allgatherv(const AllgathervArgs& a) {
+  check_rank("allgatherv", a.rank, a.size);
+  check_spec("allgatherv", a.algorithm);
+  const BlockLayout layout = layout_of(a);
+  const AlgorithmSpec spec = resolve_allgatherv(a.algorithm, a.size, layout.total());
+  if (spec.name == "ring") return build_ring(a);
+  if (spec.name == "gather_bcast") return build_gather_bcast(a, rollup_radix(), release_radix());
+  throw Error(Errc::internal, fmt::format("allgatherv: no builder for algorithm '{}'", spec.name));
 }
 
 }  // namespace grove::coll

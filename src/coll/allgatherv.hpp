@@ -8,10 +8,13 @@
 //                 blocks do not tile the output in rank order (gaps or another
 //                 order), rank 0 packs them and every rank unpacks, so bytes
 //                 between blocks are never written.
+//   auto          choose_allgatherv_auto
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
+#include "coll/algorithm.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -23,10 +26,19 @@ struct AllgathervArgs {
   std::vector<size_t> offsets;  // where each rank's block goes; empty: packed in rank order
   // The own block is already at offsets[rank] of the output.
   bool in_place = false;
+  AlgorithmSpec algorithm;  // "auto" is resolved
 };
 
-sched::Schedule allgatherv_ring(const AllgathervArgs& args);
-sched::Schedule allgatherv_gather_bcast(const AllgathervArgs& args, int rollup_radix,
-                                        int release_radix);
+// On the total n of all counts: gather_bcast below 80 KiB (latency bound:
+// 2 tree depths of rounds instead of N-1; MPICH's Bruck threshold, MODELS.md
+// §2), else ring (bandwidth optimal).
+AlgorithmSpec choose_allgatherv_auto(int size, size_t total_bytes);
+AlgorithmSpec resolve_allgatherv(const AlgorithmSpec& spec, int size, size_t total_bytes);
+// As describe_allgather (coll/allgather.hpp).
+std::string describe_allgatherv(const AlgorithmSpec& resolved);
+
+// One rank's schedule. Throws grove::Error(invalid_argument) for bad
+// arguments (counts or offsets not one per rank).
+sched::Schedule build_allgatherv(const AllgathervArgs& args);
 
 }  // namespace grove::coll

@@ -5,11 +5,44 @@
 #include <algorithm>
 #include <vector>
 
+#include "coll/checks.hpp"
 #include "coll/plan.hpp"
+#include "core/params.hpp"
+#include "grove/error.hpp"
 #include "model/posting_depth.hpp"
 
 namespace grove::coll {
 namespace {
+
+const params::StringParam alltoall_posts_param{
+    "alltoall_posts", "auto",
+    "alltoall/alltoallv pairwise: the most sends, and separately receives, in flight per rank: "
+    "'auto' (the rule of seed 002, MODELS.md §6) or a number (authoritative; above N means N)",
+    [](std::string_view value) -> std::string {
+      try {
+        model::parse_posting_depth(value, "alltoall_posts");
+        return {};
+      } catch (const Error& e) {
+        return e.what();
+      }
+    }};
+
+[[maybe_unused]] const bool registered = [] {
+  register_algorithms(
+      "alltoall",
+      {
+          {"linear", 0, 2, 1 << 20, false, "every receive and send posted at once", ""},
+          {"pairwise", 0, 2, 1 << 20, false,
+           "send to r+i, receive from r-i, at most alltoall_posts in flight", ""},
+          {"bruck", 0, 2, 1 << 20, false, "ceil(log2 N) packed steps (small blocks)", ""},
+      });
+  return true;
+}();
+
+// MODELS.md §2, alltoall thresholds on the per-destination block.
+constexpr size_t kBruckUpTo = 256;
+constexpr int kBruckFromRanks = 8;
+constexpr size_t kLinearBelow = 32768;
 
 int wrap(int64_t i, int n) {
   return static_cast<int>(((i % n) + n) % n);
@@ -48,28 +81,26 @@ void exchange(Plan& plan, const AlltoallArgs& a, const Source& source) {
   }
 }
 
-}  // namespace
-
-sched::Schedule alltoall_linear(const AlltoallArgs& a) {
-  Plan plan("alltoall:linear");
+sched::Schedule build_linear(const AlltoallArgs& a) {
+  Plan plan("alltoall linear");
   if (a.block_bytes == 0) return plan.finish();
   exchange(plan, a, take_source(plan, a));
   return plan.finish();
 }
 
-sched::Schedule alltoall_pairwise(const AlltoallArgs& a, std::optional<uint32_t> posts) {
+sched::Schedule build_pairwise(const AlltoallArgs& a) {
   const uint64_t total = uint64_t{a.block_bytes} * static_cast<uint64_t>(a.size);
-  const uint32_t depth =
-      model::resolve_posting_depth(posts, static_cast<uint32_t>(a.size), a.block_bytes, total);
-  Plan plan(fmt::format("alltoall:pairwise(posts={})", depth));
+  const uint32_t depth = a.posts > 0 ? std::min<uint32_t>(a.posts, static_cast<uint32_t>(a.size))
+                                     : alltoall_posting_depth(a.size, a.block_bytes, total);
+  Plan plan(fmt::format("alltoall pairwise(posts={})", depth));
   if (a.block_bytes == 0) return plan.finish();
   plan.set_limits(depth, depth);
   exchange(plan, a, take_source(plan, a));
   return plan.finish();
 }
 
-sched::Schedule alltoall_bruck(const AlltoallArgs& a) {
-  Plan plan("alltoall:bruck");
+sched::Schedule build_bruck(const AlltoallArgs& a) {
+  Plan plan("alltoall bruck");
   const size_t b = a.block_bytes;
   const int n = a.size;
   const int r = a.rank;
@@ -144,6 +175,38 @@ sched::Schedule alltoall_bruck(const AlltoallArgs& a) {
   for (int i = 1; i < n; ++i)
     plan.copy(slot(i, 1), out_block(wrap(r - i, n), b), done);
   return plan.finish();
+}
+
+}  // namespace
+
+std::optional<uint32_t> alltoall_posts_setting() {
+  return model::parse_posting_depth(alltoall_posts_param.get(), "alltoall_posts");
+}
+
+uint32_t alltoall_posting_depth(int size, uint64_t peer_bytes, uint64_t total_bytes) {
+  return model::resolve_posting_depth(alltoall_posts_setting(), static_cast<uint32_t>(size),
+                                      peer_bytes, total_bytes);
+}
+
+AlgorithmSpec choose_alltoall_auto(int size, size_t block_bytes) {
+  if (block_bytes <= kBruckUpTo && size >= kBruckFromRanks)
+    return parse_algorithm("alltoall", "bruck");
+  if (block_bytes < kLinearBelow) return parse_algorithm("alltoall", "linear");
+  return parse_algorithm("alltoall", "pairwise");
+}
+
+AlgorithmSpec resolve_alltoall(const AlgorithmSpec& spec, int size, size_t block_bytes) {
+  return spec.is_auto() ? choose_alltoall_auto(size, block_bytes) : spec;
+}
+
+sched::Schedule build_alltoall(const AlltoallArgs& a) {
+  check_rank("alltoall", a.rank, a.size);
+  check_spec("alltoall", a.algorithm);
+  const AlgorithmSpec spec = resolve_alltoall(a.algorithm, a.size, a.block_bytes);
+  if (spec.name == "linear") return build_linear(a);
+  if (spec.name == "pairwise") return build_pairwise(a);
+  if (spec.name == "bruck") return build_bruck(a);
+  throw Error(Errc::internal, fmt::format("alltoall: no builder for algorithm '{}'", spec.name));
 }
 
 }  // namespace grove::coll

@@ -11,6 +11,8 @@
 //             index (relative to the rank) has bit k set to r + 2^k. Meant
 //             for small blocks: it moves (N/2) log2 N blocks per rank
 //
+//   auto      choose_alltoall_auto
+//
 // In place: the output holds the blocks to send and is overwritten; the
 // schedule first copies it to scratch.
 
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "coll/algorithm.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -27,12 +30,25 @@ struct AlltoallArgs {
   int size = 1;
   size_t block_bytes = 0;
   bool in_place = false;
+  AlgorithmSpec algorithm;  // "auto" is resolved
+  // pairwise: the posting depth P; 0 reads the parameter alltoall_posts.
+  uint32_t posts = 0;
 };
 
-sched::Schedule alltoall_linear(const AlltoallArgs& args);
-// `posts`: an explicit posting depth (authoritative, capped at N), or
-// nullopt for the automatic rule.
-sched::Schedule alltoall_pairwise(const AlltoallArgs& args, std::optional<uint32_t> posts);
-sched::Schedule alltoall_bruck(const AlltoallArgs& args);
+// The parameter alltoall_posts ("auto" or a count >= 1), shared with
+// alltoallv: nullopt for auto.
+std::optional<uint32_t> alltoall_posts_setting();
+// The depth pairwise runs with: the explicit setting (capped at N), or the
+// rule of MODELS.md §6 for peer_bytes to each of N ranks and total_bytes in
+// all. The depth only limits this rank's own messages: ranks may differ.
+uint32_t alltoall_posting_depth(int size, uint64_t peer_bytes, uint64_t total_bytes);
+
+// MPICH's rule (MODELS.md §2), on the per-destination block: bruck if at
+// most 256 bytes and at least 8 ranks; linear (everything posted) below
+// 32 KiB; else pairwise.
+AlgorithmSpec choose_alltoall_auto(int size, size_t block_bytes);
+AlgorithmSpec resolve_alltoall(const AlgorithmSpec& spec, int size, size_t block_bytes);
+
+sched::Schedule build_alltoall(const AlltoallArgs& args);
 
 }  // namespace grove::coll

@@ -9,12 +9,14 @@
 //             posting depth of alltoall (MODELS.md §6); for the automatic
 //             rule, total_bytes is this rank's whole send volume and
 //             peer_bytes its average per peer.
+//   auto      pairwise
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "coll/algorithm.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -26,8 +28,18 @@ struct AlltoallvArgs {
   std::vector<size_t> send_offsets;  // empty: packed in rank order
   std::vector<size_t> recv_counts;
   std::vector<size_t> recv_offsets;  // empty: packed in rank order
+  AlgorithmSpec algorithm;           // "auto" is resolved
+  // The posting depth; 0 reads the parameter alltoall_posts.
+  uint32_t posts = 0;
 };
 
-sched::Schedule alltoallv_pairwise(const AlltoallvArgs& args, std::optional<uint32_t> posts);
+AlgorithmSpec resolve_alltoallv(const AlgorithmSpec& spec, int size);
+// The depth pairwise runs with for these counts (see alltoall_posting_depth).
+uint32_t alltoallv_posting_depth(const AlltoallvArgs& args);
+
+// One rank's schedule. Throws grove::Error(invalid_argument) for bad
+// arguments (counts or offsets not one per rank, a rank sending itself
+// another count than it expects).
+sched::Schedule build_alltoallv(const AlltoallvArgs& args);
 
 }  // namespace grove::coll

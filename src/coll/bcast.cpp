@@ -33,6 +33,10 @@ constexpr int kAutoSmallSize = 8;
 // matches them in posting order.
 constexpr int kChannels = 64;
 
+// A pipeline schedule holds two steps per segment; beyond this many segments
+// the schedule itself (not the data) would dominate memory and time.
+constexpr size_t kMaxSegments = size_t{1} << 20;
+
 [[maybe_unused]] const bool registered = [] {
   register_algorithms(
       "bcast",
@@ -88,6 +92,12 @@ void build_pipeline(Builder& b, const topo::Tree& chain, int rank, size_t bytes,
   const int prev = topo::parent(chain, rank);
   const std::vector<int> next = topo::children(chain, rank);
   const size_t count = (bytes + segment - 1) / segment;
+  if (count > kMaxSegments) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("bcast pipeline: {} bytes in segments of {} B would be {} segments "
+                            "(at most {}); choose a larger seg=",
+                            bytes, segment, count, kMaxSegments));
+  }
   std::vector<StepId> sends;
   sends.reserve(next.empty() ? 0 : count);
   for (size_t i = 0; i < count; ++i) {

@@ -1,33 +1,55 @@
 #include "coll/scatter.hpp"
 
-#include <string>
+#include <fmt/format.h>
 
+#include "coll/checks.hpp"
 #include "coll/layout.hpp"
 #include "coll/plan.hpp"
 #include "coll/tree_steps.hpp"
+#include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
 
-sched::Schedule scatter_over(const ScatterArgs& a, topo::Shape shape, std::string name) {
-  Plan plan("scatter:" + name);
-  if (a.block_bytes == 0) return plan.finish();
-  const topo::Tree tree = topo::make_tree(shape, a.size, a.root);
-  tree_scatter(plan, tree, a.rank, BlockLayout::uniform(a.size, a.block_bytes), Buffer::input,
-               output_region(0, a.block_bytes), 0);
-  return plan.finish();
+[[maybe_unused]] const bool registered = [] {
+  register_algorithms(
+      "scatter",
+      {
+          {"flat", 0, 2, 1 << 20, false, "the root sends every block directly", ""},
+          {"binomial", 0, 2, 1 << 20, false,
+           "binomial tree, a subtree's blocks in one message (seed 001)", ""},
+          {"chain", 0, 2, 1 << 20, false, "each rank keeps its block and forwards the rest", ""},
+      });
+  return true;
+}();
+
+topo::Shape shape_of(const std::string& name) {
+  if (name == "flat") return topo::Shape::flat;
+  if (name == "binomial") return topo::Shape::binomial;
+  if (name == "chain") return topo::Shape::chain;
+  throw Error(Errc::internal, fmt::format("scatter: no builder for algorithm '{}'", name));
 }
 
 }  // namespace
 
-sched::Schedule scatter_flat(const ScatterArgs& a) {
-  return scatter_over(a, topo::Shape::flat, "flat");
+AlgorithmSpec choose_scatter_auto(int /*size*/, size_t /*block_bytes*/) {
+  return parse_algorithm("scatter", "binomial");
 }
-sched::Schedule scatter_binomial(const ScatterArgs& a) {
-  return scatter_over(a, topo::Shape::binomial, "binomial");
+
+AlgorithmSpec resolve_scatter(const AlgorithmSpec& spec, int size, size_t block_bytes) {
+  return spec.is_auto() ? choose_scatter_auto(size, block_bytes) : spec;
 }
-sched::Schedule scatter_chain(const ScatterArgs& a) {
-  return scatter_over(a, topo::Shape::chain, "chain");
+
+sched::Schedule build_scatter(const ScatterArgs& a) {
+  check_root("scatter", a.rank, a.size, a.root);
+  check_spec("scatter", a.algorithm);
+  const AlgorithmSpec spec = resolve_scatter(a.algorithm, a.size, a.block_bytes);
+  Plan plan("scatter " + spec.to_string());
+  if (a.block_bytes == 0) return plan.finish();
+  const topo::Tree tree = topo::make_tree(shape_of(spec.name), a.size, a.root);
+  tree_scatter(plan, tree, a.rank, BlockLayout::uniform(a.size, a.block_bytes), Buffer::input,
+               output_region(0, a.block_bytes), 0);
+  return plan.finish();
 }
 
 }  // namespace grove::coll

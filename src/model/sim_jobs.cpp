@@ -1,14 +1,10 @@
 #include "model/sim_jobs.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
 #include "coll/algorithm.hpp"
 #include "coll/allgather.hpp"
 #include "coll/allgatherv.hpp"
-#include "coll/alltoall.hpp"
-#include "coll/alltoallv.hpp"
 #include "coll/barrier.hpp"
 #include "coll/bcast.hpp"
 #include "coll/gather.hpp"
@@ -39,31 +35,6 @@ std::string check_block(std::span<const std::byte> out, size_t offset, size_t le
       return fmt::format("byte {} of the block from rank {} (at offset {}) differs", i, from,
                          offset + i);
   return {};
-}
-
-// "name" or "name:K" for the collectives whose files take no spec.
-struct NameRadix {
-  std::string name;
-  int radix = 0;
-};
-NameRadix split_name(const JobShape& s) {
-  NameRadix out;
-  const auto colon = s.algorithm.find(':');
-  out.name = s.algorithm.substr(0, colon);
-  if (colon != std::string::npos) {
-    const std::string arg = s.algorithm.substr(colon + 1);
-    auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), out.radix);
-    if (ec != std::errc() || ptr != arg.data() + arg.size() || out.radix < 1)
-      throw Error(Errc::invalid_argument,
-                  fmt::format("{}: '{}' is not a positive integer argument in '{}'", s.collective,
-                              arg, s.algorithm));
-  }
-  return out;
-}
-
-[[noreturn]] void unknown(const JobShape& s, const char* known) {
-  throw Error(Errc::invalid_argument,
-              fmt::format("{}: no algorithm '{}' (known: {})", s.collective, s.algorithm, known));
 }
 
 SimJob base_job(const JobShape& s) {
@@ -113,36 +84,22 @@ SimJob barrier_job(const JobShape& s) {
 // does (gather): input = own block, output = N blocks in rank order.
 SimJob gathering_job(const JobShape& s, bool all) {
   SimJob job = base_job(s);
-  const NameRadix a = split_name(s);
   const size_t block = s.bytes;
   const int size = s.size;
   const int root = all ? 0 : s.root;
+  const coll::AlgorithmSpec spec = coll::parse_algorithm(s.collective, s.algorithm);
   if (all) {
-    if (a.name == "ring" || a.name == "recursive_doubling" || a.name == "bruck" ||
-        a.name == "neighbor_exchange" || a.name == "gather_bcast") {
-      if (a.name == "neighbor_exchange" && size % 2 != 0 && size > 1)
-        throw Error(Errc::invalid_argument, "allgather neighbor_exchange needs an even size");
-    } else {
-      unknown(s, "ring, recursive_doubling, bruck, neighbor_exchange, gather_bcast:K");
-    }
-    const int radix = a.radix > 0 ? a.radix : 4;
-    job.build = [a, radix, block, size](int rank) {
-      const coll::AllgatherArgs args{rank, size, block, false};
-      if (a.name == "ring") return coll::allgather_ring(args);
-      if (a.name == "recursive_doubling") return coll::allgather_recursive_doubling(args);
-      if (a.name == "bruck") return coll::allgather_bruck(args);
-      if (a.name == "neighbor_exchange") return coll::allgather_neighbor_exchange(args);
-      return coll::allgather_gather_bcast(args, radix, radix);
+    job.build = [spec, block, size](int rank) {
+      coll::AllgatherArgs args;
+      args.rank = rank;
+      args.size = size;
+      args.block_bytes = block;
+      args.algorithm = spec;
+      return coll::build_allgather(args);
     };
   } else {
-    if (a.name != "flat" && a.name != "binomial" && a.name != "kary")
-      unknown(s, "flat, binomial, kary:K");
-    const int radix = a.radix > 0 ? a.radix : 4;
-    job.build = [a, radix, block, size, root](int rank) {
-      const coll::GatherArgs args{rank, size, root, block};
-      if (a.name == "flat") return coll::gather_flat(args);
-      if (a.name == "binomial") return coll::gather_binomial(args);
-      return coll::gather_kary(args, radix);
+    job.build = [spec, block, size, root](int rank) {
+      return coll::build_gather(coll::GatherArgs{rank, size, root, block, spec});
     };
   }
   job.input_bytes = [block](int) { return block; };
@@ -163,17 +120,12 @@ SimJob gathering_job(const JobShape& s, bool all) {
 
 SimJob scatter_job(const JobShape& s) {
   SimJob job = base_job(s);
-  const NameRadix a = split_name(s);
-  if (a.name != "flat" && a.name != "binomial" && a.name != "chain")
-    unknown(s, "flat, binomial, chain");
   const size_t block = s.bytes;
   const int size = s.size;
   const int root = s.root;
-  job.build = [a, block, size, root](int rank) {
-    const coll::ScatterArgs args{rank, size, root, block};
-    if (a.name == "flat") return coll::scatter_flat(args);
-    if (a.name == "binomial") return coll::scatter_binomial(args);
-    return coll::scatter_chain(args);
+  const coll::AlgorithmSpec spec = coll::parse_algorithm("scatter", s.algorithm);
+  job.build = [spec, block, size, root](int rank) {
+    return coll::build_scatter(coll::ScatterArgs{rank, size, root, block, spec});
   };
   job.input_bytes = [block, size](int) { return block * static_cast<size_t>(size); };
   job.output_bytes = [block](int) { return block; };
@@ -188,37 +140,6 @@ SimJob scatter_job(const JobShape& s) {
   return job;
 }
 
-SimJob alltoall_job(const JobShape& s) {
-  SimJob job = base_job(s);
-  const NameRadix a = split_name(s);
-  if (a.name != "linear" && a.name != "pairwise" && a.name != "bruck")
-    unknown(s, "linear, pairwise[:P], bruck");
-  const size_t block = s.bytes;
-  const int size = s.size;
-  job.build = [a, block, size](int rank) {
-    const coll::AlltoallArgs args{rank, size, block, false};
-    if (a.name == "linear") return coll::alltoall_linear(args);
-    if (a.name == "bruck") return coll::alltoall_bruck(args);
-    return coll::alltoall_pairwise(
-        args, a.radix > 0 ? std::optional<uint32_t>(static_cast<uint32_t>(a.radix)) : std::nullopt);
-  };
-  const size_t total = block * static_cast<size_t>(size);
-  job.input_bytes = [total](int) { return total; };
-  job.output_bytes = [total](int) { return total; };
-  job.fill = [block, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
-    for (int to = 0; to < size; ++to)
-      fill_block(in, static_cast<size_t>(to) * block, block, rank, to);
-  };
-  job.check = [block, size](int rank, std::span<const std::byte> out) -> std::string {
-    for (int from = 0; from < size; ++from) {
-      std::string why = check_block(out, static_cast<size_t>(from) * block, block, from, rank);
-      if (!why.empty()) return why;
-    }
-    return {};
-  };
-  return job;
-}
-
 // Variable blocks: rank i's block for rank j is bytes + (i + 2j) % 3 bytes.
 size_t vcount(size_t bytes, int from, int to) {
   return bytes + static_cast<size_t>((from + 2 * to) % 3);
@@ -226,8 +147,6 @@ size_t vcount(size_t bytes, int from, int to) {
 
 SimJob allgatherv_job(const JobShape& s) {
   SimJob job = base_job(s);
-  const NameRadix a = split_name(s);
-  if (a.name != "ring" && a.name != "gather_bcast") unknown(s, "ring, gather_bcast:K");
   const int size = s.size;
   std::vector<size_t> counts(static_cast<size_t>(size)), offsets(static_cast<size_t>(size));
   size_t total = 0;
@@ -236,11 +155,14 @@ SimJob allgatherv_job(const JobShape& s) {
     offsets[static_cast<size_t>(i)] = total;
     total += counts[static_cast<size_t>(i)];
   }
-  const int radix = a.radix > 0 ? a.radix : 4;
-  job.build = [a, radix, counts, size](int rank) {
-    const coll::AllgathervArgs args{rank, size, counts, {}, false};
-    if (a.name == "ring") return coll::allgatherv_ring(args);
-    return coll::allgatherv_gather_bcast(args, radix, radix);
+  const coll::AlgorithmSpec spec = coll::parse_algorithm("allgatherv", s.algorithm);
+  job.build = [spec, counts, size](int rank) {
+    coll::AllgathervArgs args;
+    args.rank = rank;
+    args.size = size;
+    args.counts = counts;
+    args.algorithm = spec;
+    return coll::build_allgatherv(args);
   };
   job.input_bytes = [counts](int rank) { return counts[static_cast<size_t>(rank)]; };
   job.output_bytes = [total](int) { return total; };
@@ -258,59 +180,10 @@ SimJob allgatherv_job(const JobShape& s) {
   return job;
 }
 
-SimJob alltoallv_job(const JobShape& s) {
-  SimJob job = base_job(s);
-  const NameRadix a = split_name(s);
-  if (a.name != "pairwise") unknown(s, "pairwise[:P]");
-  const int size = s.size;
-  const size_t bytes = s.bytes;
-  // Packed offsets are derived by the builder from the counts.
-  auto counts_from = [bytes, size](int rank) {
-    std::vector<size_t> send(static_cast<size_t>(size)), recv(static_cast<size_t>(size));
-    for (int p = 0; p < size; ++p) {
-      send[static_cast<size_t>(p)] = vcount(bytes, rank, p);
-      recv[static_cast<size_t>(p)] = vcount(bytes, p, rank);
-    }
-    return std::pair{send, recv};
-  };
-  job.build = [a, size, counts_from](int rank) {
-    auto [send, recv] = counts_from(rank);
-    const coll::AlltoallvArgs args{rank, size, send, {}, recv, {}};
-    return coll::alltoallv_pairwise(
-        args, a.radix > 0 ? std::optional<uint32_t>(static_cast<uint32_t>(a.radix)) : std::nullopt);
-  };
-  auto sum = [](const std::vector<size_t>& v) {
-    size_t t = 0;
-    for (size_t x : v)
-      t += x;
-    return t;
-  };
-  job.input_bytes = [counts_from, sum](int rank) { return sum(counts_from(rank).first); };
-  job.output_bytes = [counts_from, sum](int rank) { return sum(counts_from(rank).second); };
-  job.fill = [bytes, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
-    size_t offset = 0;
-    for (int to = 0; to < size; ++to) {
-      fill_block(in, offset, vcount(bytes, rank, to), rank, to);
-      offset += vcount(bytes, rank, to);
-    }
-  };
-  job.check = [bytes, size](int rank, std::span<const std::byte> out) -> std::string {
-    size_t offset = 0;
-    for (int from = 0; from < size; ++from) {
-      std::string why = check_block(out, offset, vcount(bytes, from, rank), from, rank);
-      if (!why.empty()) return why;
-      offset += vcount(bytes, from, rank);
-    }
-    return {};
-  };
-  return job;
-}
-
 }  // namespace
 
 std::vector<std::string> sim_collectives() {
-  return {"allgather", "allgatherv", "alltoall", "alltoallv", "barrier",
-          "bcast",     "gather",     "release",  "scatter"};
+  return {"allgather", "allgatherv", "barrier", "bcast", "gather", "release", "scatter"};
 }
 
 SimJob make_sim_job(const JobShape& s) {
@@ -325,9 +198,7 @@ SimJob make_sim_job(const JobShape& s) {
   if (c == "allgather") return gathering_job(s, true);
   if (c == "gather") return gathering_job(s, false);
   if (c == "scatter") return scatter_job(s);
-  if (c == "alltoall") return alltoall_job(s);
   if (c == "allgatherv") return allgatherv_job(s);
-  if (c == "alltoallv") return alltoallv_job(s);
   std::string known;
   for (const auto& name : sim_collectives())
     known += (known.empty() ? "" : ", ") + name;

@@ -15,6 +15,10 @@
 // - A failed message (truncated, peer failed) marks the execution failed
 //   with a grove::Error naming the step, the peer and the cause; nothing
 //   further is posted.
+// - Destroying an Execution with messages still in flight (after a failure)
+//   is allowed: its internal state lives on until the transport completes
+//   them, so the transport never calls into freed memory. The user buffers
+//   must stay valid until then (or the transport be destroyed first).
 
 #include <memory>
 #include <optional>

@@ -69,3 +69,12 @@ set_tests_properties(
   launcher.early_exit_fails_collective launcher.zero_ranks launcher.missing_program
   launcher.program_not_found launcher.unknown_param
   PROPERTIES TIMEOUT 60)
+
+# ---- bcast and barrier over UCX, every algorithm, one job per N ----
+foreach(n 1 2 3 4 5 7 8 13 16)
+  add_test(NAME coll.bcast_barrier.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block
+                   $<TARGET_FILE:mp_bcast_barrier>)
+  set_tests_properties(coll.bcast_barrier.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "bcast_barrier ok: ${n} ranks")
+endforeach()

@@ -148,7 +148,7 @@ void UcxTransport::recv(int peer, Tag tag, void* data, size_t capacity, Completi
   ucp_tag_recv_info_t info{};
   ucp_request_param_t param{};
   param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_REQUEST | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_RECV_INFO;
+      UCP_OP_ATTR_FIELD_REQUEST | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_RECV_INFO | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.request = op;
   param.cb.recv = &UcxTransport::on_recv_done;
   param.recv_info.tag_info = &info;

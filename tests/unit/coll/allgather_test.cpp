@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "core/params.hpp"
 #include "grove/error.hpp"
 #include "harness.hpp"
 
@@ -88,13 +89,30 @@ TEST(Allgather, NeighborExchangeRejectsOddSizes) {
   AllgatherArgs args;
   args.size = 5;
   args.block_bytes = 8;
+  args.algorithm = parse_algorithm("allgather", "neighbor_exchange");
   try {
-    allgather_neighbor_exchange(args);
+    build_allgather(args);
     FAIL() << "odd size accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("even number of ranks"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace grove::coll
+
+namespace grove::coll {
+namespace {
+
+TEST(Allgather, AutoFollowsTheDocumentedThresholds) {
+  EXPECT_EQ(choose_allgather_auto(8, 1024).name, "recursive_doubling");
+  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8).name, "bruck");  // n = 512 KiB: not below
+  EXPECT_EQ(choose_allgather_auto(7, 1024).name, "bruck");
+  EXPECT_EQ(choose_allgather_auto(7, 81920 / 7 + 1).name, "ring");
+  EXPECT_EQ(describe_allgather(parse_algorithm("allgather", "gather_bcast")),
+            "gather_bcast(rollup=64,release=4)");
+  EXPECT_EQ(describe_allgather(parse_algorithm("allgather", "ring")), "ring");
 }
 
 }  // namespace

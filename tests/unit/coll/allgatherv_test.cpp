@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "core/params.hpp"
 #include "harness.hpp"
 
 namespace grove::coll {
@@ -69,7 +70,7 @@ void check(const std::string& name,
   const std::string error = testing::run_built(
       n,
       [&](int r) {
-        return build(AllgathervArgs{r, n, layout.counts, layout.offsets, in_place});
+        return build(AllgathervArgs{r, n, layout.counts, layout.offsets, in_place, {}});
       },
       io, testing::world_options(hash));
   ASSERT_EQ(error, "");
@@ -80,14 +81,26 @@ void check(const std::string& name,
   }
 }
 
+std::function<sched::Schedule(const AllgathervArgs&)> with(const std::string& algorithm) {
+  return [algorithm](AllgathervArgs a) {
+    a.algorithm = parse_algorithm("allgatherv", algorithm);
+    return build_allgatherv(a);
+  };
+}
+
 TEST(Allgatherv, EveryAlgorithmWithZeroAndUnevenCounts) {
   const std::vector<std::pair<std::string, std::function<sched::Schedule(const AllgathervArgs&)>>>
       algorithms = {
-          {"ring", allgatherv_ring},
-          {"gather_bcast:64:4",
-           [](const AllgathervArgs& a) { return allgatherv_gather_bcast(a, 64, 4); }},
+          {"ring", with("ring")},
+          {"gather_bcast", with("gather_bcast")},
           {"gather_bcast:2:2",
-           [](const AllgathervArgs& a) { return allgatherv_gather_bcast(a, 2, 2); }},
+           [](AllgathervArgs a) {
+             params::ScopedSet up("rollup_radix", "2");
+             params::ScopedSet down("release_radix", "2");
+             a.algorithm = parse_algorithm("allgatherv", "gather_bcast");
+             return build_allgatherv(a);
+           }},
+          {"auto", with("auto")},
       };
   uint64_t hash = 0;
   for (const auto& [name, build] : algorithms) {

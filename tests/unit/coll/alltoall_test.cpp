@@ -8,6 +8,8 @@
 #include <string>
 
 #include "coll/alltoallv.hpp"
+#include "core/params.hpp"
+#include "grove/error.hpp"
 #include "harness.hpp"
 
 namespace grove::coll {
@@ -59,14 +61,21 @@ void check(const std::string& name,
   }
 }
 
+std::function<sched::Schedule(const AlltoallArgs&)> with(const std::string& algorithm,
+                                                         uint32_t posts) {
+  return [=](AlltoallArgs a) {
+    a.algorithm = parse_algorithm("alltoall", algorithm);
+    a.posts = posts;
+    return build_alltoall(a);
+  };
+}
+
 TEST(Alltoall, EveryAlgorithmSizeAndRankCount) {
   const std::vector<std::pair<std::string, std::function<sched::Schedule(const AlltoallArgs&)>>>
       algorithms = {
-          {"linear", alltoall_linear},
-          {"pairwise:auto", [](const AlltoallArgs& a) { return alltoall_pairwise(a, {}); }},
-          {"pairwise:1", [](const AlltoallArgs& a) { return alltoall_pairwise(a, 1u); }},
-          {"pairwise:3", [](const AlltoallArgs& a) { return alltoall_pairwise(a, 3u); }},
-          {"bruck", alltoall_bruck},
+          {"linear", with("linear", 0)},       {"pairwise:auto", with("pairwise", 0)},
+          {"pairwise:1", with("pairwise", 1)}, {"pairwise:3", with("pairwise", 3)},
+          {"bruck", with("bruck", 0)},         {"auto", with("auto", 0)},
       };
   uint64_t hash = 0;
   for (const auto& [name, build] : algorithms) {
@@ -138,15 +147,16 @@ TEST(Alltoallv, PairwiseWithZeroAndUnevenCounts) {
       for (bool gapped : {false, true}) {
         for (std::optional<uint32_t> posts :
              {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
-          SCOPED_TRACE(::testing::Message()
-                       << "N=" << n << " pattern=" << pattern << (gapped ? " gapped" : "")
-                       << " posts=" << (posts ? std::to_string(*posts) : "auto"));
+          SCOPED_TRACE(::testing::Message() << "N=" << n << " pattern=" << pattern
+                                            << (gapped ? " gapped" : "") << " posts=" << posts);
           std::vector<AlltoallvArgs> args(static_cast<size_t>(n));
           std::vector<RankIo> io(static_cast<size_t>(n));
           for (int r = 0; r < n; ++r) {
             AlltoallvArgs& a = args[static_cast<size_t>(r)];
             a.rank = r;
             a.size = n;
+            a.algorithm = parse_algorithm("alltoallv", "auto");
+            a.posts = posts;
             size_t send_at = gapped ? 5 : 0, recv_at = gapped ? 1 : 0;
             for (int j = 0; j < n; ++j) {
               a.send_counts.push_back(counts[static_cast<size_t>(r)][static_cast<size_t>(j)]);
@@ -173,7 +183,7 @@ TEST(Alltoallv, PairwiseWithZeroAndUnevenCounts) {
             }
           }
           const std::string error = testing::run_built(
-              n, [&](int r) { return alltoallv_pairwise(args[static_cast<size_t>(r)], posts); }, io,
+              n, [&](int r) { return build_alltoallv(args[static_cast<size_t>(r)]); }, io,
               testing::world_options(hash++));
           ASSERT_EQ(error, "");
           for (int r = 0; r < n; ++r) {
@@ -193,6 +203,32 @@ TEST(Alltoallv, PairwiseWithZeroAndUnevenCounts) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace grove::coll
+
+namespace grove::coll {
+namespace {
+
+TEST(Alltoall, PostingDepthParameter) {
+  EXPECT_EQ(alltoall_posting_depth(64, 16 << 20, uint64_t{64} << 24), 1u);  // the rule
+  {
+    params::ScopedSet posts("alltoall_posts", "6");
+    EXPECT_EQ(alltoall_posting_depth(64, 16 << 20, uint64_t{64} << 24), 6u);
+    EXPECT_EQ(alltoall_posting_depth(4, 16, 64), 4u);
+    const auto s = build_alltoall(
+        AlltoallArgs{0, 16, 1 << 20, false, parse_algorithm("alltoall", "pairwise"), 0});
+    EXPECT_EQ(s.max_sends, 6u);
+    EXPECT_EQ(s.max_recvs, 6u);
+  }
+  EXPECT_THROW(params::Registry::global().set("alltoall_posts", "0", params::Source::api), Error);
+  EXPECT_THROW(params::Registry::global().set("alltoall_posts", "many", params::Source::api),
+               Error);
+  EXPECT_EQ(choose_alltoall_auto(8, 256).name, "bruck");
+  EXPECT_EQ(choose_alltoall_auto(7, 256).name, "linear");
+  EXPECT_EQ(choose_alltoall_auto(8, 257).name, "linear");
+  EXPECT_EQ(choose_alltoall_auto(8, 32768).name, "pairwise");
 }
 
 }  // namespace

@@ -112,6 +112,16 @@ TEST(Bcast, BadArgumentsAreErrors) {
   }
 }
 
+TEST(Bcast, AbsurdPipelineSegmentCountIsAnError) {
+  try {
+    build_bcast({1, 4, 0, 64 << 20, parse_algorithm("bcast", "pipeline:seg=1")});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("larger seg="), std::string::npos);
+  }
+}
+
 TEST(Bcast, ScheduleNamesItsAlgorithm) {
   const auto s = build_bcast({1, 8, 0, 100, parse_algorithm("bcast", "auto")});
   EXPECT_EQ(s.algorithm, "bcast binomial");

@@ -6,6 +6,7 @@
 
 #include "coll/gather.hpp"
 #include "coll/scatter.hpp"
+#include "grove/error.hpp"
 #include "harness.hpp"
 
 namespace grove::coll {
@@ -25,7 +26,7 @@ TEST(Scatter, EveryAlgorithmRootAndSize) {
       algorithms = {
           {"flat", scatter_flat}, {"binomial", scatter_binomial}, {"chain", scatter_chain}};
   uint64_t hash = 0;
-  for (const auto& [name, build] : algorithms) {
+  for (const std::string& name : algorithms) {
     for (int n : kSizes) {
       for (int root = 0; root < n; ++root) {
         for (size_t block : blocks_for(n)) {
@@ -59,14 +60,10 @@ TEST(Scatter, EveryAlgorithmRootAndSize) {
 }
 
 TEST(Gather, EveryAlgorithmRootAndSize) {
-  const std::vector<std::pair<std::string, std::function<sched::Schedule(const GatherArgs&)>>>
-      algorithms = {{"flat", gather_flat},
-                    {"binomial", gather_binomial},
-                    {"kary:2", [](const GatherArgs& a) { return gather_kary(a, 2); }},
-                    {"kary:3", [](const GatherArgs& a) { return gather_kary(a, 3); }},
-                    {"kary:64", [](const GatherArgs& a) { return gather_kary(a, 64); }}};
+  const std::vector<std::string> algorithms = {"flat",   "binomial", "kary:2",
+                                               "kary:3", "kary:64",  "auto"};
   uint64_t hash = 0;
-  for (const auto& [name, build] : algorithms) {
+  for (const std::string& name : algorithms) {
     for (int n : kSizes) {
       for (int root = 0; root < n; ++root) {
         for (size_t block : blocks_for(n)) {
@@ -94,6 +91,20 @@ TEST(Gather, EveryAlgorithmRootAndSize) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace grove::coll
+
+namespace grove::coll {
+namespace {
+
+TEST(Rooted, RejectBadArguments) {
+  EXPECT_THROW(build_scatter(ScatterArgs{0, 4, 4, 8, parse_algorithm("scatter", "flat")}), Error);
+  EXPECT_THROW(build_gather(GatherArgs{4, 4, 0, 8, parse_algorithm("gather", "flat")}), Error);
+  EXPECT_THROW(build_gather(GatherArgs{0, 4, 0, 8, parse_algorithm("scatter", "flat")}), Error);
+  EXPECT_THROW(parse_algorithm("gather", "kary:1"), Error);
+  EXPECT_THROW(parse_algorithm("scatter", "kary"), Error);
 }
 
 }  // namespace

@@ -105,38 +105,38 @@ void check_type() {
   }
 }
 
-TEST(Reduce, Int8) {
+TEST(ReduceKernel, Int8) {
   check_type<int8_t>();
 }
-TEST(Reduce, Int16) {
+TEST(ReduceKernel, Int16) {
   check_type<int16_t>();
 }
-TEST(Reduce, Int32) {
+TEST(ReduceKernel, Int32) {
   check_type<int32_t>();
 }
-TEST(Reduce, Int64) {
+TEST(ReduceKernel, Int64) {
   check_type<int64_t>();
 }
-TEST(Reduce, Uint8) {
+TEST(ReduceKernel, Uint8) {
   check_type<uint8_t>();
 }
-TEST(Reduce, Uint16) {
+TEST(ReduceKernel, Uint16) {
   check_type<uint16_t>();
 }
-TEST(Reduce, Uint32) {
+TEST(ReduceKernel, Uint32) {
   check_type<uint32_t>();
 }
-TEST(Reduce, Uint64) {
+TEST(ReduceKernel, Uint64) {
   check_type<uint64_t>();
 }
-TEST(Reduce, Float32) {
+TEST(ReduceKernel, Float32) {
   check_type<float>();
 }
-TEST(Reduce, Float64) {
+TEST(ReduceKernel, Float64) {
   check_type<double>();
 }
 
-TEST(Reduce, WrapsSignedOverflow) {
+TEST(ReduceKernel, WrapsSignedOverflow) {
   int32_t a[2] = {std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()};
   const int32_t b[2] = {1, -1};
   reduce_bytes(ReduceOp::sum, Datatype::int32, reinterpret_cast<std::byte*>(a),
@@ -150,7 +150,7 @@ TEST(Reduce, WrapsSignedOverflow) {
   EXPECT_EQ(c, 1);  // 65535^2 = 2^32 - 2^17 + 1, which is 1 mod 2^16
 }
 
-TEST(Reduce, InPlaceAliasIsAllowed) {
+TEST(ReduceKernel, InPlaceAliasIsAllowed) {
   double a[3] = {1.5, -2, 3};
   reduce_bytes(ReduceOp::sum, Datatype::float64, reinterpret_cast<std::byte*>(a),
                reinterpret_cast<const std::byte*>(a), sizeof(a));
@@ -159,7 +159,7 @@ TEST(Reduce, InPlaceAliasIsAllowed) {
   EXPECT_EQ(a[2], 6.0);
 }
 
-TEST(Reduce, RejectsBitwiseOnFloatAndPartialElements) {
+TEST(ReduceKernel, RejectsBitwiseOnFloatAndPartialElements) {
   float f[2] = {1, 2};
   auto* bytes = reinterpret_cast<std::byte*>(f);
   try {

@@ -45,15 +45,32 @@ void survive_a_death(ForkBootstrap& bootstrap) {
         if (c.count == 0) return false;
       return true;
     }));
-    bootstrap.barrier();
+    // Die only once every survivor has posted its receive.
+    std::vector<Completed> ready(static_cast<size_t>(n));
+    std::byte unused{};
+    for (int peer = 0; peer < n; ++peer) {
+      if (peer != kVictim) {
+        transport->recv(peer, test_tag(9), &unused, 0, &Completed::fn,
+                        &ready[static_cast<size_t>(peer)]);
+      }
+    }
+    ASSERT_TRUE(wait_for(*transport, [&] {
+      for (int peer = 0; peer < n; ++peer)
+        if (peer != kVictim && ready[static_cast<size_t>(peer)].count == 0) return false;
+      return true;
+    }));
     ::kill(::getpid(), SIGKILL);
   }
 
-  // Posted before the death, never satisfied.
+  // Posted before the death (the victim waits for our "ready"), never
+  // satisfied. No bootstrap barrier: a rank parked there does not progress,
+  // and over TCP the victim's sends need our progress.
   std::vector<std::byte> never(128);
   Completed before;
   transport->recv(kVictim, test_tag(2), never.data(), never.size(), &Completed::fn, &before);
-  bootstrap.barrier();  // the victim dies after this
+  Completed ready;
+  std::byte unused{};
+  transport->send(kVictim, test_tag(9), &unused, 0, &Completed::fn, &ready);
 
   ASSERT_TRUE(wait_for(*transport, [&] { return before.count == 1; }))
       << "rank " << me << ": the receive from the dead rank did not complete";

@@ -1,0 +1,132 @@
+#include "suite/modes.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/params.hpp"
+#include "grove/error.hpp"
+#include "suite/plot.hpp"
+
+namespace grove::bench {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    if (comma > pos) out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<tsv::Cell> read_cells(const std::vector<std::string>& files) {
+  std::vector<tsv::Row> rows;
+  for (const std::string& f : files) {
+    auto more = tsv::read_file(f);
+    rows.insert(rows.end(), std::make_move_iterator(more.begin()),
+                std::make_move_iterator(more.end()));
+  }
+  return tsv::group(rows);
+}
+
+int run_compare(const ModeArgs& mode) {
+  if (mode.compare.size() != 2) {
+    throw Error(Errc::usage, "--compare needs exactly two TSV files: A.tsv B.tsv");
+  }
+  const auto a = read_cells({mode.compare[0]});
+  const auto b = read_cells({mode.compare[1]});
+  const Comparison c = compare(a, b);
+  print_comparison(stdout, c, mode.compare[0], mode.compare[1]);
+  RunSummary run;
+  run.settings = {fmt::format("grove bench --compare {} {}", mode.compare[0], mode.compare[1])};
+  run.cells = a;
+  run.cells.insert(run.cells.end(), b.begin(), b.end());
+  write_outputs(mode, run);
+  return 0;
+}
+
+int run_from_tsv(const ModeArgs& mode) {
+  RunSummary run;
+  std::string files;
+  for (const auto& f : mode.from_tsv)
+    files += " " + f;
+  run.settings = {"summary of saved raw samples:" + files};
+  run.cells = read_cells(mode.from_tsv);
+  for (const std::string& name : split_list(mode.peers)) {
+    bool present = false;
+    for (const auto& c : run.cells)
+      present = present || c.library == name;
+    run.peers.push_back(
+        {name, present, present ? "from the TSV files" : "no cells in the TSV files"});
+  }
+  print_summary(stdout, run);
+  write_outputs(mode, run);
+  return 0;
+}
+
+int run_peers(const ModeArgs& mode, const PeerRunOptions& suite) {
+  PeerRunOptions o = suite;
+  o.ranks = mode.ranks;
+  o.peers = split_list(mode.peers);
+  o.rounds = mode.rounds;
+  o.peer_dir = mode.peer_dir;
+  o.grove_executable = mode.grove_executable;
+  o.job_timeout_seconds = mode.job_timeout_seconds;
+  o.keep_logs = mode.keep_logs;
+  o.wait_policies =
+      mode.wait_policies == "all" ? all_wait_policies() : split_list(mode.wait_policies);
+  if (o.ranks < 1) throw Error(Errc::usage, "--peers needs -n N (ranks per job)");
+  const RunSummary run = run_with_peers(o);
+  print_summary(stdout, run);
+  write_outputs(mode, run);
+  return 0;
+}
+
+}  // namespace
+
+bool is_orchestration(const ModeArgs& mode) {
+  return !mode.peers.empty() || !mode.compare.empty() || !mode.from_tsv.empty();
+}
+
+int run_mode(const ModeArgs& mode, const PeerRunOptions& suite) {
+  const int modes = (!mode.compare.empty() ? 1 : 0) + (!mode.from_tsv.empty() ? 1 : 0);
+  if (modes > 1) throw Error(Errc::usage, "--compare and --from-tsv exclude each other");
+  if (!mode.compare.empty()) return run_compare(mode);
+  if (!mode.from_tsv.empty()) return run_from_tsv(mode);
+  return run_peers(mode, suite);
+}
+
+void write_outputs(const ModeArgs& mode, const RunSummary& run) {
+  if (!mode.json.empty()) write_json(mode.json, run);
+  if (!mode.markdown.empty()) write_markdown(mode.markdown, run);
+  if (!mode.plot.empty()) {
+    for (const std::string& file : write_plots(mode.plot, run.cells)) {
+      fmt::print(stderr, "grove bench: wrote {}\n", file);
+    }
+  }
+}
+
+std::vector<tsv::Cell> to_tsv_cells(const std::vector<CellResult>& results,
+                                    const std::string& library) {
+  std::vector<tsv::Cell> cells;
+  for (const CellResult& r : results) {
+    cells.push_back(
+        {library,
+         {r.collective, r.algorithm, r.ranks, r.bytes, std::string(cadence_name(r.cadence))},
+         r.samples});
+  }
+  return cells;
+}
+
+std::vector<std::string> all_wait_policies() {
+  const auto& registry = params::Registry::global();
+  if (!registry.contains("wait_policy")) {
+    throw Error(Errc::usage, "--wait-policies all: grove has no wait_policy parameter");
+  }
+  return registry.get("wait_policy").spec.choices;
+}
+
+}  // namespace grove::bench
