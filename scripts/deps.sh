@@ -9,6 +9,8 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
+  # Peers of `grove bench --peers` (bench/peers/); optional at build time.
+  openmpi-bin libopenmpi-dev mpich libmpich-dev libgloo-dev
 )
 
 missing=()

@@ -98,7 +98,9 @@ int run_orchestration(const BenchArgs& args) {
   suite.warmup = args.warmup;
   suite.min_iterations = args.min_iterations;
   suite.max_iterations = args.max_iterations;
-  return bench::run_mode(args.mode, suite);
+  bench::ModeArgs mode = args.mode;
+  mode.tsv = args.tsv;
+  return bench::run_mode(mode, suite);
 }
 
 const RegisterCommand bench_command{{

@@ -2,6 +2,7 @@
 // 8.7.2.10, question 2) answered by its formula and by simulating the
 // actual k-ary release at every radix, store and forward and pipelined.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -14,6 +15,7 @@
 #include "model/radix.hpp"
 #include "model/release.hpp"
 #include "model/sim_jobs.hpp"
+#include "model/validate.hpp"
 
 namespace grove::tools {
 namespace {
@@ -241,9 +243,58 @@ int run_radix(const RadixArgs& a) {
   return 0;
 }
 
+// The synthetic pLogP table of the checks: g(m) = 2 us + m ns, L = 5 us.
+std::shared_ptr<const sim::PlogpTable> check_table() {
+  return std::make_shared<sim::PlogpTable>(sim::PlogpTable::from_rows(
+      5, {{0, 1, 1, 2}, {1 << 20, 1 + 524.288, 1 + 524.288, 2 + 1048.576}}));
+}
+
+struct CheckArgs {
+  std::vector<int> ranks = {2, 3, 4, 5, 7, 8, 9, 16, 21, 27, 31, 64, 85};
+  std::vector<std::string> sizes = {"1000", "64KiB"};
+  std::vector<std::string> only;  // collective names; empty: all
+  bool failures_only = false;
+};
+
+int run_check(const CheckArgs& a) {
+  params::load_process_params();
+  fmt::print("collective\talgorithm\tP\tbytes\tmodel\tformula_us\tsim_us\tgap\texact\tagrees\n");
+  int bad = 0;
+  for (const model::ClosedForm& form : model::closed_forms()) {
+    if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), form.collective) == a.only.end())
+      continue;
+    std::string algorithm = form.name;
+    if (form.name == "kary" || form.name == "knomial") algorithm += ":3";
+    if (form.name == "pipeline") algorithm += ":seg=4KiB";
+    const std::vector<std::string> sizes =
+        form.collective == "barrier" ? std::vector<std::string>{"0"} : a.sizes;
+    for (const std::string& size : sizes) {
+      for (int n : a.ranks) {
+        if (form.name == "neighbor_exchange" && n % 2 != 0) continue;
+        for (bool plogp : {false, true}) {
+          model::PortParams params;
+          params.plogp = plogp;
+          if (plogp) params.table = check_table();
+          const uint64_t bytes = params::parse_bytes(size, "--size");
+          const model::Comparison c =
+              model::compare_with_sim(form.collective, algorithm, n, bytes, params);
+          if (!c.agrees()) ++bad;
+          if (a.failures_only && c.agrees()) continue;
+          fmt::print("{}\t{}\t{}\t{}\t{}\t{:.3f}\t{:.3f}\t{:+.4f}\t{}\t{}\n", form.collective,
+                     algorithm, n, bytes, plogp ? "plogp" : "hockney", c.formula_us, c.sim_us,
+                     c.relative_gap(), c.exact ? "exact" : "bound", c.agrees() ? "yes" : "NO");
+        }
+      }
+    }
+  }
+  fmt::print("# {} disagreements\n", bad);
+  return bad == 0 ? 0 : 1;
+}
+
 const RegisterCommand model_command{{
     "model",
-    "Cost models: the release-radix question (model radix)",
+    "Cost models: the release-radix question (model radix), closed forms vs simulation (model "
+    "check)",
     [](CLI::App& sub) -> std::function<int()> {
       sub.require_subcommand(1);
       auto args = std::make_shared<RadixArgs>();
@@ -270,7 +321,16 @@ const RegisterCommand model_command{{
                         "Radices simulated for the pipelined release (default "
                         "2,3,4,5,6,8,12,16,24,32,64)");
       radix->add_option("--curve", args->curve, "Write T(r) for every r to this TSV (for plots)");
-      return [args] { return run_radix(*args); };
+      auto check_args = std::make_shared<CheckArgs>();
+      CLI::App* check = sub.add_subcommand(
+          "check", "Every closed form against the simulated schedule on a grid (Hockney, pLogP)");
+      check->add_option("-n,--ranks", check_args->ranks, "Rank counts");
+      check->add_option("--size", check_args->sizes, "Sizes (block bytes where per rank)");
+      check->add_option("--coll", check_args->only, "Only these collectives");
+      check->add_flag("--failures", check_args->failures_only, "Print disagreements only");
+      return [args, check_args, radix]() {
+        return radix->parsed() ? run_radix(*args) : run_check(*check_args);
+      };
     },
 }};
 

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -163,6 +164,9 @@ class GlooCollective : public Collective {
     counts_.assign(n, static_cast<int64_t>(bytes));
     ucounts_.assign(n, bytes);
   }
+
+  // Gloo's allgather divides by the block size: a 0-byte one traps (SIGFPE).
+  bool supports(size_t bytes) const override { return bytes > 0 || kind_ != Kind::allgather; }
 
   void call() override {
     const size_t b = block_;
@@ -381,6 +385,10 @@ int fork_ranks(const Options& options, int n) {
     if (pid < 0) break;
     --alive;
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (WIFSIGNALED(status)) {
+      std::fprintf(stderr, "grove-peer-gloo: a rank (pid %d) died of signal %d (%s)\n",
+                   static_cast<int>(pid), WTERMSIG(status), strsignal(WTERMSIG(status)));
+    }
     if (!ok && result == 0) {
       result = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
       for (pid_t c : children) {

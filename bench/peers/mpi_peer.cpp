@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -261,8 +262,10 @@ std::string library_version() {
   int length = 0;
   MPI_Get_library_version(text, &length);
   std::string version(text, static_cast<size_t>(length));
-  const size_t cut = version.find_first_of(",\n");
-  return version.substr(0, cut);
+  version = version.substr(0, version.find_first_of(",\n"));
+  // MPICH says "MPICH Version:\t4.0.2": no tabs in a settings line.
+  std::replace(version.begin(), version.end(), '\t', ' ');
+  return version;
 }
 
 }  // namespace

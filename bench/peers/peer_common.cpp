@@ -104,8 +104,14 @@ std::vector<Planned> make_plan(Job& job, CollectiveFactory factory, const Option
       const size_t rounded = cells::round_bytes(spec, s);
       if (std::find(sizes.begin(), sizes.end(), rounded) == sizes.end()) sizes.push_back(rounded);
     }
-    for (size_t bytes : sizes)
-      plan.push_back({spec, collective, bytes});
+    for (size_t bytes : sizes) {
+      if (collective->supports(bytes)) {
+        plan.push_back({spec, collective, bytes});
+      } else if (job.rank() == 0) {
+        fmt::print(stderr, "# {}: {} of {} bytes is not possible in this library, skipped\n",
+                   options.library, spec.name, bytes);
+      }
+    }
   }
   return plan;
 }

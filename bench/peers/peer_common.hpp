@@ -55,6 +55,8 @@ class Collective {
   // Allocates buffers for `bytes` (already rounded) and fills inputs with
   // cells::pattern for this rank and `generation`.
   virtual void prepare(size_t bytes, uint32_t generation) = 0;
+  // False for a size the library cannot do (its cell is skipped and said so).
+  virtual bool supports(size_t /*bytes*/) const { return true; }
   virtual void call() = 0;
   // Throws grove::Error(internal) naming rank, offset and values on the
   // first wrong byte or element.

@@ -1,6 +1,7 @@
 #include "suite/modes.hpp"
 
 #include <cstdio>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -48,19 +49,54 @@ int run_compare(const ModeArgs& mode) {
   return 0;
 }
 
+// The settings a --peers run wrote at the head of its TSV ("# " lines).
+std::vector<std::string> settings_in(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line) && line.rfind("# ", 0) == 0;) {
+    lines.push_back(line.substr(2));
+  }
+  return lines;
+}
+
+void write_tsv_with_settings(const std::string& path, const RunSummary& run) {
+  std::ofstream out(path);
+  if (!out) throw Error(Errc::usage, fmt::format("cannot write TSV file '{}'", path));
+  for (const std::string& line : run.settings)
+    out << "# " << line << "\n";
+  for (const PeerStatus& p : run.peers) {
+    out << "# " << p.name << ": " << (p.ran ? "" : "no numbers: ") << p.note << "\n";
+  }
+  tsv::write(out, tsv::rows_of(run.cells));
+  out.flush();
+  if (!out) throw Error(Errc::usage, fmt::format("writing TSV file '{}' failed", path));
+}
+
 int run_from_tsv(const ModeArgs& mode) {
   RunSummary run;
-  std::string files;
-  for (const auto& f : mode.from_tsv)
-    files += " " + f;
-  run.settings = {"summary of saved raw samples:" + files};
+  for (const std::string& f : mode.from_tsv) {
+    run.settings.push_back("raw samples: " + f);
+    for (std::string& line : settings_in(f))
+      run.settings.push_back(std::move(line));
+  }
   run.cells = read_cells(mode.from_tsv);
   for (const std::string& name : split_list(mode.peers)) {
     bool present = false;
-    for (const auto& c : run.cells)
+    for (const auto& c : run.cells) {
       present = present || c.library == name;
-    run.peers.push_back(
-        {name, present, present ? "from the TSV files" : "no cells in the TSV files"});
+    }
+    PeerStatus status{name, present, present ? "" : "no cells in the TSV files"};
+    // The run's own line about the peer (its version and settings) moves here.
+    const std::string prefix = name + ": ";
+    for (auto it = run.settings.begin(); it != run.settings.end();) {
+      if (it->rfind(prefix, 0) != 0) {
+        ++it;
+        continue;
+      }
+      if (present) status.note += (status.note.empty() ? "" : "; ") + it->substr(prefix.size());
+      it = run.settings.erase(it);
+    }
+    run.peers.push_back(status);
   }
   print_summary(stdout, run);
   write_outputs(mode, run);
@@ -80,6 +116,7 @@ int run_peers(const ModeArgs& mode, const PeerRunOptions& suite) {
       mode.wait_policies == "all" ? all_wait_policies() : split_list(mode.wait_policies);
   if (o.ranks < 1) throw Error(Errc::usage, "--peers needs -n N (ranks per job)");
   const RunSummary run = run_with_peers(o);
+  if (!mode.tsv.empty()) write_tsv_with_settings(mode.tsv, run);
   print_summary(stdout, run);
   write_outputs(mode, run);
   return 0;

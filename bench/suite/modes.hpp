@@ -21,7 +21,8 @@ struct ModeArgs {
   std::vector<std::string> compare;   // exactly two files
   std::vector<std::string> from_tsv;  // one or more files
   std::string json, markdown, plot;
-  int ranks = 0;  // -n for --peers
+  std::string tsv;  // --peers: every library's raw samples, settings as '#' lines
+  int ranks = 0;    // -n for --peers
   int rounds = 3;
   std::string wait_policies;  // comma list, or "all"
   std::string peer_dir;

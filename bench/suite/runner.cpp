@@ -1,25 +1,16 @@
 #include "suite/runner.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "suite/cell_loop.hpp"
 #include "suite/driver.hpp"
 
 namespace grove::bench {
 namespace {
-
-// CLOCK_MONOTONIC is one clock for every process on a host, so stamps taken
-// on different ranks can be compared directly.
-double monotonic_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Rank 0 decides for everyone: every rank must run the same number of calls.
 bool agree(Comm& comm, bool rank0_says) {
@@ -39,48 +30,15 @@ std::vector<std::vector<double>> collect(Comm& comm, const std::vector<double>& 
   return all;
 }
 
-struct Stamps {
-  std::vector<double> start, end;
+// The suite's timed loop (suite/cell_loop.hpp), shared with the peer
+// drivers so that grove and every peer are timed by the same code.
+struct LoopOps {
+  Comm& comm;
+  Driver& driver;
+  void barrier() { comm.barrier(); }
+  void call() { driver.start(comm).wait(); }
+  bool agree(bool rank0_says) { return bench::agree(comm, rank0_says); }
 };
-
-void run_isolated(Comm& comm, Driver& driver, const RunOptions& options, Stamps& stamps) {
-  const double budget_end = monotonic_seconds() + options.cell_seconds;
-  constexpr int kBatch = 8;
-  for (;;) {
-    for (int i = 0; i < kBatch; ++i) {
-      comm.barrier();
-      const double t0 = monotonic_seconds();
-      driver.start(comm).wait();
-      const double t1 = monotonic_seconds();
-      stamps.start.push_back(t0);
-      stamps.end.push_back(t1);
-    }
-    const auto n = static_cast<int>(stamps.start.size());
-    const bool more = n < options.min_iterations ||
-                      (n < options.max_iterations && monotonic_seconds() < budget_end);
-    if (!agree(comm, more)) break;
-  }
-}
-
-void run_streaming(Comm& comm, Driver& driver, const RunOptions& options, Stamps& stamps) {
-  const double budget_end = monotonic_seconds() + options.cell_seconds;
-  constexpr int kBatch = 16;
-  int calls = 0;
-  for (;;) {
-    comm.barrier();
-    const double t0 = monotonic_seconds();
-    for (int i = 0; i < kBatch; ++i)
-      driver.start(comm).wait();
-    const double t1 = monotonic_seconds();
-    calls += kBatch;
-    // One sample per batch: its stamps are divided by kBatch at summary time.
-    stamps.start.push_back(t0);
-    stamps.end.push_back(t1);
-    const bool more = calls < options.min_iterations ||
-                      (calls < options.max_iterations && monotonic_seconds() < budget_end);
-    if (!agree(comm, more)) break;
-  }
-}
 
 CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
                     const std::string& algorithm, size_t bytes, uint32_t generation) {
@@ -92,10 +50,13 @@ CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
     driver.start(comm).wait();
 
   Stamps stamps;
-  if (options.cadence == Cadence::isolated)
-    run_isolated(comm, driver, options, stamps);
-  else
-    run_streaming(comm, driver, options, stamps);
+  LoopOps ops{comm, driver};
+  LoopLimits limits;
+  limits.streaming = options.cadence == Cadence::streaming;
+  limits.cell_seconds = options.cell_seconds;
+  limits.min_iterations = options.min_iterations;
+  limits.max_iterations = options.max_iterations;
+  time_cell(ops, limits, stamps);
 
   const auto starts = collect(comm, stamps.start);
   const auto ends = collect(comm, stamps.end);
@@ -106,15 +67,7 @@ CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
   cell.bytes = bytes;
   cell.cadence = options.cadence;
   if (comm.rank() != 0) return cell;
-  const double per_sample = options.cadence == Cadence::streaming ? 16.0 : 1.0;
-  for (size_t i = 0; i < stamps.start.size(); ++i) {
-    double first_start = starts[0][i], last_end = ends[0][i];
-    for (size_t r = 1; r < starts.size(); ++r) {
-      first_start = std::min(first_start, starts[r][i]);
-      last_end = std::max(last_end, ends[r][i]);
-    }
-    cell.samples.push_back((last_end - first_start) / per_sample);
-  }
+  cell.samples = iteration_times(starts, ends, limits.streaming);
   cell.summary = stats::summarize(
       cell.samples, fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm, cell.ranks,
                                 cell.bytes, cadence_name(cell.cadence)));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "grove/request.hpp"
 #include "grove/types.hpp"
@@ -43,6 +44,154 @@ class Comm {
   void barrier();
   Request ibarrier();
   Persistent barrier_init();
+
+  // ---- The rest of the collective set (src/coll/*_call.cpp). Sizes are in
+  // bytes; every rank must pass the same sizes, counts and root. A
+  // non-blocking or persistent call keeps using the buffers (and only the
+  // buffers: counts are copied) until it completes.
+
+  // Scatter: at `root`, `send` holds size() blocks of recv.size() bytes in
+  // rank order (ignored elsewhere); rank i receives block i into `recv`.
+  void scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+  Request iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+  Persistent scatter_init(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+
+  // Gather: every rank's `send` (same length everywhere) lands at `root` in
+  // rank order; `recv` (size() * send.size() bytes) is used at the root only.
+  void gather(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+  Request igather(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+  Persistent gather_init(std::span<const std::byte> send, std::span<std::byte> recv, int root);
+
+  // Allgather: every rank's `send` lands on every rank in rank order; `recv`
+  // is size() * send.size() bytes. In place: `buffer` holds this rank's
+  // block at rank() * buffer.size() / size().
+  void allgather(std::span<const std::byte> send, std::span<std::byte> recv);
+  Request iallgather(std::span<const std::byte> send, std::span<std::byte> recv);
+  Persistent allgather_init(std::span<const std::byte> send, std::span<std::byte> recv);
+  void allgather(std::span<std::byte> buffer);
+  Request iallgather(std::span<std::byte> buffer);
+  Persistent allgather_init(std::span<std::byte> buffer);
+
+  // Allgatherv: rank i contributes counts[i] bytes (zero allowed), placed at
+  // offsets[i] of every rank's `recv` (offsets empty: packed in rank order).
+  // Blocks must not overlap; bytes between them are left alone.
+  void allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
+                  std::span<const size_t> counts, std::span<const size_t> offsets = {});
+  Request iallgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::span<const size_t> counts, std::span<const size_t> offsets = {});
+  Persistent allgatherv_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                             std::span<const size_t> counts, std::span<const size_t> offsets = {});
+
+  // Alltoall: block j of `send` goes to rank j, landing at block rank() of
+  // its `recv`; both are size() blocks. In place: `buffer` is both.
+  void alltoall(std::span<const std::byte> send, std::span<std::byte> recv);
+  Request ialltoall(std::span<const std::byte> send, std::span<std::byte> recv);
+  Persistent alltoall_init(std::span<const std::byte> send, std::span<std::byte> recv);
+  void alltoall(std::span<std::byte> buffer);
+  Request ialltoall(std::span<std::byte> buffer);
+  Persistent alltoall_init(std::span<std::byte> buffer);
+
+  // Alltoallv: send_counts[j] bytes at send_offsets[j] go to rank j;
+  // recv_counts[i] bytes from rank i land at recv_offsets[i] (offsets empty:
+  // packed). A pair's counts must agree, as in MPI.
+  struct AlltoallvLayout {
+    std::span<const size_t> send_counts;
+    std::span<const size_t> send_offsets;
+    std::span<const size_t> recv_counts;
+    std::span<const size_t> recv_offsets;
+  };
+  void alltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
+                 const AlltoallvLayout& layout);
+  Request ialltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
+                     const AlltoallvLayout& layout);
+  Persistent alltoallv_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                            const AlltoallvLayout& layout);
+
+  // Reduce: `op` over every rank's `send` (elements of `type`) into the
+  // root's `recv` (same length; unused elsewhere).
+  void reduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+              ReduceOp op, int root);
+  Request ireduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                  ReduceOp op, int root);
+  Persistent reduce_init(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                         ReduceOp op, int root);
+
+  // Allreduce: `op` over every rank's `send` into every rank's `recv`. In
+  // place: `buffer` is both.
+  void allreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                 ReduceOp op);
+  Request iallreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                     ReduceOp op);
+  Persistent allreduce_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                            Datatype type, ReduceOp op);
+  void allreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op);
+  Request iallreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op);
+  Persistent allreduce_init(std::span<std::byte> buffer, Datatype type, ReduceOp op);
+
+  // Reduce-scatter (equal blocks): `send` holds size() blocks of recv.size()
+  // bytes; rank i's `recv` gets `op` over every rank's block i.
+  void reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                      ReduceOp op);
+  Request ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                          ReduceOp op);
+  Persistent reduce_scatter_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 Datatype type, ReduceOp op);
+
+  // Typed forms: the element type gives the Datatype; `send` converts from
+  // any contiguous range of T (std::vector<T>, std::span<T>).
+  template <class T>
+  void allgather(std::span<const std::type_identity_t<T>> send, std::span<T> recv) {
+    allgather(std::as_bytes(send), std::as_writable_bytes(recv));
+  }
+  template <class T>
+  void alltoall(std::span<const std::type_identity_t<T>> send, std::span<T> recv) {
+    alltoall(std::as_bytes(send), std::as_writable_bytes(recv));
+  }
+  template <class T>
+  void scatter(std::span<const std::type_identity_t<T>> send, std::span<T> recv, int root) {
+    scatter(std::as_bytes(send), std::as_writable_bytes(recv), root);
+  }
+  template <class T>
+  void gather(std::span<const std::type_identity_t<T>> send, std::span<T> recv, int root) {
+    gather(std::as_bytes(send), std::as_writable_bytes(recv), root);
+  }
+  template <class T>
+  void reduce(std::span<const std::type_identity_t<T>> send, std::span<T> recv, ReduceOp op,
+              int root) {
+    reduce(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op, root);
+  }
+  template <class T>
+  Request ireduce(std::span<const std::type_identity_t<T>> send, std::span<T> recv, ReduceOp op,
+                  int root) {
+    return ireduce(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op, root);
+  }
+  template <class T>
+  void allreduce(std::span<const std::type_identity_t<T>> send, std::span<T> recv, ReduceOp op) {
+    allreduce(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
+  }
+  template <class T>
+  Request iallreduce(std::span<const std::type_identity_t<T>> send, std::span<T> recv,
+                     ReduceOp op) {
+    return iallreduce(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
+  }
+  template <class T>
+  Persistent allreduce_init(std::span<const std::type_identity_t<T>> send, std::span<T> recv,
+                            ReduceOp op) {
+    return allreduce_init(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
+  }
+  template <class T>
+  void allreduce(std::span<T> buffer, ReduceOp op) {
+    allreduce(std::as_writable_bytes(buffer), datatype_of<T>(), op);
+  }
+  template <class T>
+  Request iallreduce(std::span<T> buffer, ReduceOp op) {
+    return iallreduce(std::as_writable_bytes(buffer), datatype_of<T>(), op);
+  }
+  template <class T>
+  void reduce_scatter(std::span<const std::type_identity_t<T>> send, std::span<T> recv,
+                      ReduceOp op) {
+    reduce_scatter(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
+  }
 
   // Internal: communicators are made by Session and Comm::split/dup.
   explicit Comm(std::shared_ptr<detail::CommState> state);

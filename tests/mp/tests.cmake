@@ -78,3 +78,28 @@ foreach(n 1 2 3 4 5 7 8 13 16)
   set_tests_properties(coll.bcast_barrier.n${n} PROPERTIES TIMEOUT 300
                        PASS_REGULAR_EXPRESSION "bcast_barrier ok: ${n} ranks")
 endforeach()
+
+# ---- bench peers (bench/peers/): each peer driver at N=2 on tiny sizes; a
+# peer that was not built is skipped (exit 77). Then `grove bench --peers`
+# rounds with a stand-in for grove's own job, so the peers' launch lines are
+# tested whether or not grove's collectives are complete.
+foreach(peer openmpi mpich gloo)
+  set(peer_exe "")
+  if(TARGET grove-peer-${peer})
+    set(peer_exe $<TARGET_FILE:grove-peer-${peer}>)
+  endif()
+  add_test(NAME bench.peer.${peer}.n2
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/peer_test.sh ${peer} "${peer_exe}")
+  set_tests_properties(bench.peer.${peer}.n2 PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       PASS_REGULAR_EXPRESSION "peer ${peer} ok|skipped")
+endforeach()
+if(TARGET grove-peer-openmpi OR TARGET grove-peer-mpich OR TARGET grove-peer-gloo)
+  add_test(NAME bench.peers.rounds
+           COMMAND ${GROVE_TOOL} bench --peers openmpi,mpich,gloo -n 2 --rounds 2 --coll bcast
+                   --sizes 1,4096 --cell-time 0.02 --max-iters 200 --algo auto
+                   --grove-exe ${CMAKE_CURRENT_SOURCE_DIR}/mp/fake_grove_bench.sh
+                   --peer-dir $<TARGET_FILE_DIR:grove>/../bench/peers)
+  set_tests_properties(bench.peers.rounds PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "# grove vs [a-z]+: at or below 1 in [0-9]+ of 2 cells"
+                       FAIL_REGULAR_EXPRESSION "no numbers: round")
+endif()

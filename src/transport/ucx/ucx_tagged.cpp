@@ -2,7 +2,6 @@
 
 #include <poll.h>
 
-#include <cerrno>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -101,10 +100,9 @@ void UcxTransport::on_recv_done(void* request, ucs_status_t status, const ucp_ta
 
 // Runs inside ucp_worker_progress: only records the failure; progress()
 // cancels the peer's receives and closes its endpoint afterwards.
-void UcxTransport::on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
+void UcxTransport::on_ep_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t /*status*/) {
   Peer* peer = static_cast<Peer*>(arg);
   peer->failed = true;
-  peer->failure = status;
   peer->owner->failures_pending_ = true;
 }
 
@@ -147,8 +145,12 @@ void UcxTransport::recv(int peer, Tag tag, void* data, size_t capacity, Completi
   op->context = context;
   ucp_tag_recv_info_t info{};
   ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_REQUEST | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_RECV_INFO | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  // NO_IMM_CMPL: seen with UCX 1.13, a receive that matched an already
+  // arrived message completed immediately with recv_info's length left 0, so
+  // a 1-byte bcast looked like a 0-byte one. Through the callback the length
+  // is always right.
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_REQUEST | UCP_OP_ATTR_FIELD_CALLBACK |
+                       UCP_OP_ATTR_FIELD_RECV_INFO | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.request = op;
   param.cb.recv = &UcxTransport::on_recv_done;
   param.recv_info.tag_info = &info;

@@ -267,6 +267,9 @@ void UcxTransport::close_endpoints() {
     close_endpoint(peer);
   // Force-closing needs no peer, so this wait is short; it is bounded anyway.
   drain_closes(std::max(deadline, std::chrono::steady_clock::now()) + std::chrono::seconds(1));
+  // Closing leaves UCX some deferred clean-up on the worker's callback queue.
+  for (int round = 0; round < 64 && ucp_worker_progress(worker_.get()) != 0; ++round) {
+  }
 }
 
 UcxTransport::~UcxTransport() {

@@ -86,7 +86,6 @@ class UcxTransport final : public Transport {
     ucp_ep_h ep = nullptr;
     bool failed = false;  // set by the endpoint error handler
     bool failure_handled = false;
-    ucs_status_t failure = UCS_OK;
     Op* recvs = nullptr;  // head of the posted-receive list
   };
   struct Completion {

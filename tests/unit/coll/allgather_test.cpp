@@ -21,15 +21,32 @@ struct Algorithm {
   Builder build;
 };
 
+Builder with(const std::string& algorithm) {
+  return [algorithm](AllgatherArgs a) {
+    a.algorithm = parse_algorithm("allgather", algorithm);
+    return build_allgather(a);
+  };
+}
+
+// gather_bcast at other radices than the defaults.
+Builder gather_bcast_at(const char* rollup, const char* release) {
+  return [=](AllgatherArgs a) {
+    params::ScopedSet up("rollup_radix", rollup);
+    params::ScopedSet down("release_radix", release);
+    a.algorithm = parse_algorithm("allgather", "gather_bcast");
+    return build_allgather(a);
+  };
+}
+
 std::vector<Algorithm> algorithms() {
   return {
-      {"ring", allgather_ring},
-      {"recursive_doubling", allgather_recursive_doubling},
-      {"bruck", allgather_bruck},
-      {"neighbor_exchange", allgather_neighbor_exchange},
-      {"gather_bcast:64:4",
-       [](const AllgatherArgs& a) { return allgather_gather_bcast(a, 64, 4); }},
-      {"gather_bcast:2:3", [](const AllgatherArgs& a) { return allgather_gather_bcast(a, 2, 3); }},
+      {"ring", with("ring")},
+      {"recursive_doubling", with("recursive_doubling")},
+      {"bruck", with("bruck")},
+      {"neighbor_exchange", with("neighbor_exchange")},
+      {"gather_bcast", with("gather_bcast")},
+      {"gather_bcast:2:3", gather_bcast_at("2", "3")},
+      {"auto", with("auto")},
   };
 }
 
@@ -107,7 +124,8 @@ namespace {
 
 TEST(Allgather, AutoFollowsTheDocumentedThresholds) {
   EXPECT_EQ(choose_allgather_auto(8, 1024).name, "recursive_doubling");
-  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8).name, "bruck");  // n = 512 KiB: not below
+  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8 - 1).name, "recursive_doubling");
+  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8).name, "ring");  // n = 512 KiB: not below
   EXPECT_EQ(choose_allgather_auto(7, 1024).name, "bruck");
   EXPECT_EQ(choose_allgather_auto(7, 81920 / 7 + 1).name, "ring");
   EXPECT_EQ(describe_allgather(parse_algorithm("allgather", "gather_bcast")),

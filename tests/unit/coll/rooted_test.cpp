@@ -22,9 +22,7 @@ std::vector<size_t> blocks_for(int n) {
 }
 
 TEST(Scatter, EveryAlgorithmRootAndSize) {
-  const std::vector<std::pair<std::string, std::function<sched::Schedule(const ScatterArgs&)>>>
-      algorithms = {
-          {"flat", scatter_flat}, {"binomial", scatter_binomial}, {"chain", scatter_chain}};
+  const std::vector<std::string> algorithms = {"flat", "binomial", "chain", "auto"};
   uint64_t hash = 0;
   for (const std::string& name : algorithms) {
     for (int n : kSizes) {
@@ -42,7 +40,8 @@ TEST(Scatter, EveryAlgorithmRootAndSize) {
           const std::string error = testing::run_built(
               n,
               [&](int r) {
-                return build(ScatterArgs{r, n, root, block});
+                return build_scatter(
+                    ScatterArgs{r, n, root, block, parse_algorithm("scatter", name)});
               },
               io, testing::world_options(hash++));
           ASSERT_EQ(error, "");
@@ -82,7 +81,7 @@ TEST(Gather, EveryAlgorithmRootAndSize) {
           const std::string error = testing::run_built(
               n,
               [&](int r) {
-                return build(GatherArgs{r, n, root, block});
+                return build_gather(GatherArgs{r, n, root, block, parse_algorithm("gather", name)});
               },
               io, testing::world_options(hash++));
           ASSERT_EQ(error, "");

@@ -233,6 +233,18 @@ bool wait_for(Transport& transport, const std::function<bool()>& pred,
   return true;
 }
 
+bool wait_blocking(Transport& transport, const std::function<bool()>& pred,
+                   std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!pred()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    if (!transport.progress()) transport.block(-1, left);
+  }
+  return true;
+}
+
 void transport_barrier(Transport& transport) {
   static uint32_t round = 0;
   ++round;

@@ -61,6 +61,12 @@ bool wait_for(Transport& transport, const std::function<bool()>& pred,
 // not progress, and a rendezvous it started needs its progress to finish.
 void transport_barrier(Transport& transport);
 
+// Same, but every sleep in block() lasts until `limit` unless the transport
+// wakes it: a wake-up that never comes fails the wait instead of being
+// papered over by a short sleep.
+bool wait_blocking(Transport& transport, const std::function<bool()>& pred,
+                   std::chrono::milliseconds limit = std::chrono::milliseconds(30000));
+
 // Records one completion.
 struct Completed {
   int count = 0;

@@ -126,6 +126,27 @@ TEST(UcxP2p, SingletonSendsToItself) {
   }));
 }
 
+// Bad arguments are the caller's bug and throw, naming the cause.
+TEST(UcxP2p, BadArgumentsThrow) {
+  expect_all_exited_zero(run_ranks(1, [](ForkBootstrap& b) {
+    auto transport = make_ucx_transport(b);
+    std::byte byte{};
+    Completed c;
+    try {
+      transport->send(1, test_tag(0), &byte, 1, &Completed::fn, &c);
+      ADD_FAILURE() << "send to rank 1 of 1 accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("peer 1"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(transport->recv(-1, test_tag(0), &byte, 1, &Completed::fn, &c), Error);
+    EXPECT_THROW(transport->send(0, Tag{1} << 50, &byte, 1, &Completed::fn, &c), Error);
+    EXPECT_THROW(transport->am_send(3, 0, {}), Error);
+    EXPECT_THROW(transport->probe(2, 0, 0), Error);
+    EXPECT_EQ(c.count, 0);
+  }));
+}
+
 // Same-tag messages from one sender match receives in send order, mixing
 // eager and rendezvous sizes, with receives posted both before and after.
 TEST(UcxP2p, SameTagMessagesKeepOrder) {

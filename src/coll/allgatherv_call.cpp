@@ -1,0 +1,71 @@
+// Comm::allgatherv, iallgatherv and allgatherv_init: the front end of
+// src/coll/allgatherv.cpp.
+
+#include <numeric>
+#include <vector>
+
+#include "coll/allgatherv.hpp"
+#include "coll/front.hpp"
+#include "grove/comm.hpp"
+
+namespace grove {
+namespace {
+
+const params::StringParam allgatherv_algorithm{
+    "allgatherv_algorithm", "auto",
+    "Forces the allgatherv algorithm (ring, gather_bcast) or leaves it to auto",
+    coll::algorithm_validator("allgatherv")};
+
+std::shared_ptr<detail::Operation> make_allgatherv(const Comm& comm,
+                                                   std::span<const std::byte> send,
+                                                   std::span<std::byte> recv,
+                                                   std::span<const size_t> counts,
+                                                   std::span<const size_t> offsets) {
+  detail::CommState& state = comm.state();
+  detail::check_count_list(state, "allgatherv", "counts", counts.size());
+  if (!offsets.empty()) detail::check_count_list(state, "allgatherv", "offsets", offsets.size());
+  detail::check_length(state, "allgatherv", "the send buffer", send.size(),
+                       counts[static_cast<size_t>(state.rank())]);
+  detail::check_blocks(state, "allgatherv", "receive buffer", counts, offsets, recv.size());
+  detail::check_disjoint(state, "allgatherv", send, recv);
+  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  const coll::AlgorithmSpec spec = coll::resolve_allgatherv(
+      detail::forced_algorithm("allgatherv", allgatherv_algorithm.get()), state.size(), total);
+  const std::string name = coll::describe_allgatherv(spec);
+  coll::AllgathervArgs args{state.rank(),
+                            state.size(),
+                            std::vector<size_t>(counts.begin(), counts.end()),
+                            std::vector<size_t>(offsets.begin(), offsets.end()),
+                            false,
+                            spec};
+  auto schedule =
+      detail::cached_schedule(state,
+                              fmt::format("allgatherv/{}/{}/{}", name, detail::join_sizes(counts),
+                                          detail::join_sizes(offsets)),
+                              [&] { return coll::build_allgatherv(args); });
+  sched::Buffers buffers{send.data(), send.size(), recv.data(), recv.size()};
+  return std::make_shared<detail::Operation>(
+      comm.state_ptr(), fmt::format("allgatherv({} B in all, {})", total, name),
+      std::move(schedule), buffers, detail::stamp_for("allgatherv", name));
+}
+
+}  // namespace
+
+Request Comm::iallgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
+                          std::span<const size_t> counts, std::span<const size_t> offsets) {
+  auto operation = make_allgatherv(*this, send, recv, counts, offsets);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+void Comm::allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::span<const size_t> counts, std::span<const size_t> offsets) {
+  iallgatherv(send, recv, counts, offsets).wait();
+}
+
+Persistent Comm::allgatherv_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 std::span<const size_t> counts, std::span<const size_t> offsets) {
+  return Persistent(make_allgatherv(*this, send, recv, counts, offsets));
+}
+
+}  // namespace grove

@@ -1,0 +1,81 @@
+// Comm::alltoall, ialltoall and alltoall_init (and their in-place forms):
+// the front end of src/coll/alltoall.cpp.
+
+#include "coll/alltoall.hpp"
+#include "coll/front.hpp"
+#include "grove/comm.hpp"
+
+namespace grove {
+namespace {
+
+const params::StringParam alltoall_algorithm{
+    "alltoall_algorithm", "auto",
+    "Forces the alltoall algorithm (linear, pairwise, bruck) or leaves it to auto",
+    coll::algorithm_validator("alltoall")};
+
+std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<const std::byte> send,
+                                                 std::span<std::byte> recv, bool in_place) {
+  detail::CommState& state = comm.state();
+  const auto n = static_cast<size_t>(state.size());
+  if (!in_place) {
+    detail::check_length(state, "alltoall", "the receive buffer", recv.size(), send.size());
+    detail::check_disjoint(state, "alltoall", send, recv);
+  }
+  detail::check_multiple(state, "alltoall", in_place ? "the in-place buffer" : "the send buffer",
+                         recv.size(), n, "blocks of every rank");
+  const size_t block = recv.size() / n;
+  const coll::AlgorithmSpec spec = coll::resolve_alltoall(
+      detail::forced_algorithm("alltoall", alltoall_algorithm.get()), state.size(), block);
+  const std::string name = spec.to_string();
+  // The posting depth only bounds this rank's own messages: it is part of
+  // the schedule (the cache key) but not of the stamp.
+  const uint32_t posts =
+      spec.name == "pairwise" ? coll::alltoall_posting_depth(state.size(), block, block * n) : 0;
+  auto schedule = detail::cached_schedule(
+      state, fmt::format("alltoall/{}/{}/{}/{}", name, block, in_place, posts), [&] {
+        return coll::build_alltoall({state.rank(), state.size(), block, in_place, spec, posts});
+      });
+  sched::Buffers buffers;
+  if (!in_place) {
+    buffers.input = send.data();
+    buffers.input_length = send.size();
+  }
+  buffers.output = recv.data();
+  buffers.output_length = recv.size();
+  return std::make_shared<detail::Operation>(
+      comm.state_ptr(),
+      fmt::format("alltoall({} B per block{}, {})", block, in_place ? ", in place" : "", name),
+      std::move(schedule), buffers, spec.stamp());
+}
+
+}  // namespace
+
+Request Comm::ialltoall(std::span<const std::byte> send, std::span<std::byte> recv) {
+  auto operation = make_alltoall(*this, send, recv, false);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+void Comm::alltoall(std::span<const std::byte> send, std::span<std::byte> recv) {
+  ialltoall(send, recv).wait();
+}
+
+Persistent Comm::alltoall_init(std::span<const std::byte> send, std::span<std::byte> recv) {
+  return Persistent(make_alltoall(*this, send, recv, false));
+}
+
+Request Comm::ialltoall(std::span<std::byte> buffer) {
+  auto operation = make_alltoall(*this, {}, buffer, true);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+void Comm::alltoall(std::span<std::byte> buffer) {
+  ialltoall(buffer).wait();
+}
+
+Persistent Comm::alltoall_init(std::span<std::byte> buffer) {
+  return Persistent(make_alltoall(*this, {}, buffer, true));
+}
+
+}  // namespace grove

@@ -1,0 +1,61 @@
+// Comm::gather, igather and gather_init: the front end of src/coll/gather.cpp.
+
+#include "coll/front.hpp"
+#include "coll/gather.hpp"
+#include "grove/comm.hpp"
+
+namespace grove {
+namespace {
+
+const params::StringParam gather_algorithm{
+    "gather_algorithm", "auto",
+    "Forces the gather algorithm (flat, binomial, kary:K) or leaves it to auto",
+    coll::algorithm_validator("gather")};
+
+std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const std::byte> send,
+                                               std::span<std::byte> recv, int root) {
+  detail::CommState& state = comm.state();
+  detail::check_root(state, "gather", root);
+  const size_t block = send.size();
+  const bool at_root = state.rank() == root;
+  if (at_root) {
+    detail::check_length(state, "gather", "the receive buffer", recv.size(),
+                         block * static_cast<size_t>(state.size()));
+    detail::check_disjoint(state, "gather", send, recv);
+  }
+  const coll::AlgorithmSpec spec = coll::resolve_gather(
+      detail::forced_algorithm("gather", gather_algorithm.get()), state.size(), block);
+  const std::string name = spec.to_string();
+  auto schedule =
+      detail::cached_schedule(state, fmt::format("gather/{}/{}/{}", name, root, block), [&] {
+        return coll::build_gather({state.rank(), state.size(), root, block, spec});
+      });
+  sched::Buffers buffers;
+  buffers.input = send.data();
+  buffers.input_length = send.size();
+  if (at_root) {
+    buffers.output = recv.data();
+    buffers.output_length = recv.size();
+  }
+  return std::make_shared<detail::Operation>(
+      comm.state_ptr(), fmt::format("gather(root {}, {} B per rank, {})", root, block, name),
+      std::move(schedule), buffers, spec.stamp());
+}
+
+}  // namespace
+
+Request Comm::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  auto operation = make_gather(*this, send, recv, root);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+void Comm::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  igather(send, recv, root).wait();
+}
+
+Persistent Comm::gather_init(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  return Persistent(make_gather(*this, send, recv, root));
+}
+
+}  // namespace grove

@@ -1,0 +1,72 @@
+// Comm::reduce, ireduce and reduce_init: the front end of src/coll/reduce.cpp.
+
+#include "coll/front.hpp"
+#include "coll/reduce.hpp"
+#include "grove/comm.hpp"
+
+namespace grove {
+namespace {
+
+const params::StringParam reduce_algorithm{
+    "reduce_algorithm", "auto",
+    "Forces the reduce algorithm (binomial, rabenseifner) or leaves it to auto",
+    coll::algorithm_validator("reduce")};
+
+std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const std::byte> send,
+                                               std::span<std::byte> recv, Datatype type,
+                                               ReduceOp op, int root) {
+  detail::CommState& state = comm.state();
+  detail::check_root(state, "reduce", root);
+  detail::check_op(state, "reduce", type, op);
+  detail::check_multiple(state, "reduce", "the send buffer", send.size(), datatype_size(type),
+                         datatype_name(type));
+  const bool at_root = state.rank() == root;
+  if (at_root) {
+    detail::check_length(state, "reduce", "the receive buffer", recv.size(), send.size());
+    detail::check_disjoint(state, "reduce", send, recv);
+  }
+  const size_t count = send.size() / datatype_size(type);
+  const coll::AlgorithmSpec spec = coll::resolve_reduce(
+      detail::forced_algorithm("reduce", reduce_algorithm.get()), state.size(), count, type);
+  const std::string name = spec.to_string();
+  auto schedule = detail::cached_schedule(
+      state,
+      fmt::format("reduce/{}/{}/{}/{}/{}", name, root, count, datatype_name(type),
+                  reduce_op_name(op)),
+      [&] {
+        return coll::build_reduce({state.rank(), state.size(), root, count, type, op, false, spec});
+      });
+  sched::Buffers buffers;
+  buffers.input = send.data();
+  buffers.input_length = send.size();
+  if (at_root) {
+    buffers.output = recv.data();
+    buffers.output_length = recv.size();
+  }
+  return std::make_shared<detail::Operation>(
+      comm.state_ptr(),
+      fmt::format("reduce(root {}, {} x {} {}, {})", root, count, datatype_name(type),
+                  reduce_op_name(op), name),
+      std::move(schedule), buffers, spec.stamp());
+}
+
+}  // namespace
+
+Request Comm::ireduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                      ReduceOp op, int root) {
+  auto operation = make_reduce(*this, send, recv, type, op, root);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+void Comm::reduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                  ReduceOp op, int root) {
+  ireduce(send, recv, type, op, root).wait();
+}
+
+Persistent Comm::reduce_init(std::span<const std::byte> send, std::span<std::byte> recv,
+                             Datatype type, ReduceOp op, int root) {
+  return Persistent(make_reduce(*this, send, recv, type, op, root));
+}
+
+}  // namespace grove
