@@ -70,6 +70,7 @@ if [ $measure = 1 ]; then
     echo "memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
     echo "os: $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
     echo "compiler: $(c++ --version | head -1)"
+    echo "load average at the end (other work on the machine disturbs the numbers): $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "build: $(grep -s '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt" | cut -d= -f2)"
     echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCE=$cadence ROUNDS=$rounds CELL_TIME=$cell_time bench/run-comparison.sh"
     for n in $ranks; do

@@ -193,6 +193,13 @@ class Comm {
     reduce_scatter(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
   }
 
+  // Communicators. split: the ranks that pass the same `color` (>= 0) form a
+  // new communicator, ranked by (key, rank here); dup: the same ranks. Each
+  // new communicator has its own context id, so its collectives never mix
+  // with another communicator's. Collective over this communicator.
+  Comm split(int color, int key);
+  Comm dup();
+
   // Internal: communicators are made by Session and Comm::split/dup.
   explicit Comm(std::shared_ptr<detail::CommState> state);
   detail::CommState& state() const { return *state_; }

@@ -102,183 +102,198 @@ double kary_bcast(int p, int k, double bytes, const PortModel& m) {
   return std::max(deep, shallow);
 }
 
+bool never(const CostCase&) {
+  return false;
+}
+
+double sum_doubling(int steps, double block, const PortModel& m) {
+  double t = 0;
+  for (int i = 0; i < steps; ++i)
+    t += m.u(std::ldexp(block, i)) + m.lambda;
+  return t;
+}
+
+using Cost = std::function<double(const CostCase&, const PortModel&)>;
+using When = std::function<bool(const CostCase&)>;
+
+ClosedForm form(std::string collective, std::string name, std::string formula,
+                std::string published, When exact_when, double tolerance, bool two_sided,
+                Cost cost) {
+  return ClosedForm{
+      std::move(collective), std::move(name), std::move(formula), std::move(published),
+      std::move(exact_when), tolerance,       two_sided,          std::move(cost)};
+}
+
 std::vector<ClosedForm> make_forms() {
   std::vector<ClosedForm> f;
   // ------------------------------------------------------------ bcast
-  f.push_back({"bcast", "flat", "(P-1) u(m) + L", "(P-1)g(m) + L [REC]; (P-1)(a+mb) [SEC]", always,
-               0, false, [](const CostCase& c, const PortModel& m) {
-                 return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
-               }});
-  f.push_back({"bcast", "chain", "(P-1) (u(m) + L)", "(P-1)(g(m) + L) [REC]", always, 0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
-               }});
-  f.push_back({"bcast", "pipeline", "(S + P - 2) u(s) + (P-1) L, S = ceil(m/s)",
-               "(P-1)(g(s)+L) + (k-1)g(s) [REC]; (P+ns-2)(a+ms b) [SEC]",
-               [](const CostCase& c) {
-                 return std::fmod(c.bytes, static_cast<double>(c.spec->segment)) == 0;
-               },
-               0.5, false,
-               [](const CostCase& c, const PortModel& m) {
-                 const double s = std::min(static_cast<double>(c.spec->segment), c.bytes);
-                 const double segments = std::ceil(c.bytes / s);
-                 return (segments + c.ranks - 2) * m.u(s) + (c.ranks - 1) * m.lambda;
-               }});
+  f.push_back(form("bcast", "flat", "(P-1) u(m) + L", "(P-1)g(m) + L [REC]", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                   }));
+  f.push_back(form("bcast", "chain", "(P-1) (u(m) + L)", "(P-1)(g(m) + L) [REC]", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                   }));
+  f.push_back(form(
+      "bcast", "pipeline", "(S + P - 2) u(s) + (P-1) L, S = ceil(m/s) segments of s bytes",
+      "(P-1)(g(s)+L) + (k-1)g(s) [REC]; (P+ns-2)(a+ms b) [SEC]",
+      [](const CostCase& c) {
+        return std::fmod(c.bytes, static_cast<double>(c.spec->segment)) == 0;
+      },
+      0.5, false,
+      [](const CostCase& c, const PortModel& m) {
+        const double s = std::min(static_cast<double>(c.spec->segment), c.bytes);
+        const double segments = std::ceil(c.bytes / s);
+        return (segments + c.ranks - 2) * m.u(s) + (c.ranks - 1) * m.lambda;
+      }));
+  const std::string kary_text =
+      "max((d-1)(k u(m) + L), (d + s) u(m) + d L): d = heap height, s = the largest base-k "
+      "digit sum below the last level's rank count; d (k u(m) + L) for a full tree";
   auto kary = [](const CostCase& c, const PortModel& m) {
     return kary_bcast(c.ranks, radix_of(c), c.bytes, m);
   };
-  auto kary_full = [](const CostCase& c) { return full_kary(c.ranks, radix_of(c)); };
-  const std::string kary_text =
-      "max((d-1)(k u(m) + L), (d + s) u(m) + d L): d = heap height, s = the largest base-k digit "
-      "sum below the last level's rank count; d (k u(m) + L) for a full tree";
-  f.push_back({"bcast", "binary", kary_text,
-               "(ceil(log2(P+1)) + ns - 2)(2a + ms b) [SEC]: the b term is 2 ms b", always, 0,
-               false, kary});
-  f.push_back({"bcast", "kary", kary_text, "d k(a+mb) [DER] (full trees)", always, 0, false, kary});
-  f.push_back({"bcast", "binomial", "ceil(log2 P) u(m) + floor(log2 P) L",
-               "floor(log2 P)g(m) + ceil(log2 P)L [REC]: floor and ceil swapped; lgp(a+nb) [MPICH]",
-               always, 0, false, [](const CostCase& c, const PortModel& m) {
-                 return ceil_log(c.ranks, 2) * m.u(c.bytes) + floor_log2(c.ranks) * m.lambda;
-               }});
-  f.push_back({"bcast", "knomial", "d ((k-1) u(m) + L), d = ceil(log_k P)",
-               "(k-1)ceil(log_k P)(a+mb) [DER]",
-               [](const CostCase& c) { return is_power(c.ranks, radix_of(c)); }, 1.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 const int k = radix_of(c);
-                 return ceil_log(c.ranks, k) * ((k - 1) * m.u(c.bytes) + m.lambda);
-               }});
-  f.push_back({"bcast", "scatter_allgather",
-               "scatter sum_i (u(2^i b) + L) + ring (P-1)(u(b) + L), b = ceil(m/P): phases overlap",
-               "(lgp + p - 1)a + 2n(p-1)/p b [MPICH]", [](const CostCase&) { return false; }, 1.0,
-               false,
-               [](const CostCase& c, const PortModel& m) {
-                 const int p = c.ranks;
-                 const double b = std::ceil(c.bytes / p);
-                 double t = 0;
-                 for (int i = 0; i < ceil_log(p, 2); ++i)
-                   t += m.u(std::min(std::ldexp(b, i), c.bytes)) + m.lambda;
-                 return t + (p - 1) * (m.u(b) + m.lambda);
-               }});
+  f.push_back(form("bcast", "binary", kary_text,
+                   "(ceil(log2(P+1)) + ns - 2)(2a + ms b) [SEC]: the b term is 2 ms b", always, 0,
+                   false, kary));
+  f.push_back(
+      form("bcast", "kary", kary_text, "d k(a+mb) [DER] (full trees)", always, 0, false, kary));
+  f.push_back(form("bcast", "binomial", "ceil(log2 P) u(m) + floor(log2 P) L",
+                   "floor(log2 P)g(m) + ceil(log2 P)L [REC]: floor and ceil swapped; lgp(a+nb) "
+                   "[MPICH]",
+                   always, 0, false, [](const CostCase& c, const PortModel& m) {
+                     return ceil_log(c.ranks, 2) * m.u(c.bytes) + floor_log2(c.ranks) * m.lambda;
+                   }));
+  f.push_back(form(
+      "bcast", "knomial", "d ((k-1) u(m) + L), d = ceil(log_k P)", "(k-1)ceil(log_k P)(a+mb) [DER]",
+      [](const CostCase& c) { return is_power(c.ranks, radix_of(c)); }, 1.0, false,
+      [](const CostCase& c, const PortModel& m) {
+        const int k = radix_of(c);
+        return ceil_log(c.ranks, k) * ((k - 1) * m.u(c.bytes) + m.lambda);
+      }));
+  f.push_back(form("bcast", "scatter_allgather",
+                   "scatter sum_{i<ceil(log2 P)} (u(2^i b) + L) + ring (P-1)(u(b) + L), b = "
+                   "ceil(m/P): a sum of phases that in fact overlap and stall",
+                   "(lgp + p - 1)a + 2n(p-1)/p b [MPICH]", never, 0.6, true,
+                   [](const CostCase& c, const PortModel& m) {
+                     const int p = c.ranks;
+                     const double b = std::ceil(c.bytes / p);
+                     double t = 0;
+                     for (int i = 0; i < ceil_log(p, 2); ++i)
+                       t += m.u(std::min(std::ldexp(b, i), c.bytes)) + m.lambda;
+                     return t + (p - 1) * (m.u(b) + m.lambda);
+                   }));
   // ---------------------------------------------------------- barrier
-  f.push_back({"barrier", "dissemination", "ceil(log2 P) (u(0) + L)", "ceil(lgp) a [DER][SEC]",
-               always, 0, false, [](const CostCase& c, const PortModel& m) {
-                 return ceil_log(c.ranks, 2) * (m.u(0) + m.lambda);
-               }});
-  f.push_back({"barrier", "knomial", "d (k u(0) + 2 L), d = ceil(log_k P): fan-in d (u(0)+L)",
-               "none", [](const CostCase& c) { return is_power(c.ranks, radix_of(c)); }, 1.0, true,
-               [](const CostCase& c, const PortModel& m) {
-                 const int k = radix_of(c);
-                 return ceil_log(c.ranks, k) * (k * m.u(0) + 2 * m.lambda);
-               }});
-  f.push_back({"barrier", "flat", "P u(0) + 2 L + (P-2) w(0)", "none", always, 0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return c.ranks * m.u(0) + 2 * m.lambda + (c.ranks - 2) * m.w(0);
-               }});
+  f.push_back(form("barrier", "dissemination", "ceil(log2 P) (u(0) + L)", "ceil(lgp) a [DER][SEC]",
+                   always, 0, false, [](const CostCase& c, const PortModel& m) {
+                     return ceil_log(c.ranks, 2) * (m.u(0) + m.lambda);
+                   }));
+  f.push_back(form(
+      "barrier", "knomial",
+      "d (k u(0) + 2 L + (k-2) w(0)), d = ceil(log_k P): fan-in d (u(0) + L + (k-2) w(0)), "
+      "fan-out d ((k-1) u(0) + L)",
+      "none", [](const CostCase& c) { return is_power(c.ranks, radix_of(c)); }, 0.7, true,
+      [](const CostCase& c, const PortModel& m) {
+        const int k = radix_of(c);
+        return ceil_log(c.ranks, k) * (k * m.u(0) + 2 * m.lambda + (k - 2) * m.w(0));
+      }));
+  f.push_back(form("barrier", "flat", "P u(0) + 2 L + (P-2) w(0)", "none", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return c.ranks * m.u(0) + 2 * m.lambda + (c.ranks - 2) * m.w(0);
+                   }));
   // ----------------------------------------------------------- gather
-  f.push_back({"gather", "flat", "u(m) + L + (P-2) w(m)", "(P-1)(a+mb): receiver pays a [SEC]",
-               always, 0, false, [](const CostCase& c, const PortModel& m) {
-                 return m.u(c.bytes) + m.lambda + (c.ranks - 2) * m.w(c.bytes);
-               }});
-  f.push_back({"gather", "binomial", "sum_{i<log2 P} (u(2^i m) + L)", "lgp a + n(p-1)/p b [MPICH]",
-               power_of_two, 1.0, false, [](const CostCase& c, const PortModel& m) {
-                 double t = 0;
-                 for (int i = 0; i < ceil_log(c.ranks, 2); ++i)
-                   t += m.u(std::ldexp(c.bytes, i)) + m.lambda;
-                 return t;
-               }});
-  f.push_back({"gather", "kary",
-               "sum over levels (u(S m) + L + (c-1) w(S m)), S = a child's subtree, c = min(k, "
-               "P-1) children",
-               "none",
-               [](const CostCase& c) {
-                 return full_kary(c.ranks, radix_of(c)) || c.ranks <= radix_of(c) + 1;
-               },
-               3.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return kary_gather(c.ranks, radix_of(c), c.bytes, m);
-               }});
+  f.push_back(form("gather", "flat", "u(m) + L + (P-2) w(m)",
+                   "(P-1)(a+mb) [SEC]: there the receiver pays a per message", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return m.u(c.bytes) + m.lambda + (c.ranks - 2) * m.w(c.bytes);
+                   }));
+  f.push_back(form("gather", "binomial", "sum_{i<log2 P} (u(2^i m) + L)",
+                   "lgp a + n(p-1)/p b [MPICH]", power_of_two, 1.0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return sum_doubling(ceil_log(c.ranks, 2), c.bytes, m);
+                   }));
+  f.push_back(form(
+      "gather", "kary",
+      "sum over levels (u(S m) + L + (c-1) w(S m)), S = a child's subtree, c = min(k, P-1)", "none",
+      [](const CostCase& c) {
+        return full_kary(c.ranks, radix_of(c)) || c.ranks <= radix_of(c) + 1;
+      },
+      4.0, false,
+      [](const CostCase& c, const PortModel& m) {
+        return kary_gather(c.ranks, radix_of(c), c.bytes, m);
+      }));
   // ---------------------------------------------------------- scatter
-  f.push_back({"scatter", "flat", "(P-1) u(m) + L", "(P-1)g(m) + L [REC]", always, 0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
-               }});
-  f.push_back({"scatter", "binomial", "sum_{i<log2 P} u(2^i m) + log2 P L",
-               "sum_j g(2^j m) + ceil(log2 P)L [REC]", power_of_two, 1.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 const int d = ceil_log(c.ranks, 2);
-                 double t = d * m.lambda;
-                 for (int i = 0; i < d; ++i)
-                   t += m.u(std::ldexp(c.bytes, i));
-                 return t;
-               }});
-  f.push_back({"scatter", "chain", "sum_{j=1}^{P-1} (u(j m) + L)", "sum_j g(j m) + (P-1)L [REC]",
-               always, 0, false, [](const CostCase& c, const PortModel& m) {
-                 double t = 0;
-                 for (int j = 1; j < c.ranks; ++j)
-                   t += m.u(j * c.bytes) + m.lambda;
-                 return t;
-               }});
+  f.push_back(form("scatter", "flat", "(P-1) u(m) + L", "(P-1)g(m) + L [REC]", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                   }));
+  f.push_back(form("scatter", "binomial", "sum_{i<log2 P} u(2^i m) + log2(P) L",
+                   "sum_j g(2^j m) + ceil(log2 P)L [REC]", power_of_two, 1.0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return sum_doubling(ceil_log(c.ranks, 2), c.bytes, m);
+                   }));
+  f.push_back(form("scatter", "chain", "sum_{j=1}^{P-1} (u(j m) + L)",
+                   "sum_j g(j m) + (P-1)L [REC]", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     double t = 0;
+                     for (int j = 1; j < c.ranks; ++j)
+                       t += m.u(j * c.bytes) + m.lambda;
+                     return t;
+                   }));
   // -------------------------------------------------------- allgather
-  f.push_back({"allgather", "ring", "(P-1) (u(m) + L)", "(p-1)a + n(p-1)/p b [MPICH]", always, 0,
-               false, [](const CostCase& c, const PortModel& m) {
-                 return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
-               }});
-  f.push_back({"allgather", "recursive_doubling",
-               "sum_{i<log2 P} (u(2^i m) + L); other P: fold (u(m) + L), the power-of-two steps "
-               "with 2m blocks, unfold (u(P m) + L)",
-               "lgp a + n(p-1)/p b [MPICH] (powers of two)", power_of_two, 0.05, false,
-               [](const CostCase& c, const PortModel& m) {
-                 const int p2 = 1 << floor_log2(c.ranks);
-                 const bool fold = p2 != c.ranks;
-                 const double block = fold ? 2 * c.bytes : c.bytes;
-                 double t = 0;
-                 for (int i = 0; (1 << i) < p2; ++i)
-                   t += m.u(std::ldexp(block, i)) + m.lambda;
-                 if (fold) t += m.u(c.bytes) + m.u(c.ranks * c.bytes) + 2 * m.lambda;
-                 return t;
-               }});
-  f.push_back({"allgather", "bruck",
-               "sum_i (u(b_i m) + u(0) + L), b_i = min(2^i, P - 2^i): a wrapped range is two "
-               "messages",
-               "ceil(lgp)a + n(p-1)/p b [MPICH]", [](const CostCase&) { return false; }, 1.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 double t = 0;
-                 for (int64_t d = 1; d < c.ranks; d *= 2) {
-                   const double blocks = static_cast<double>(std::min<int64_t>(d, c.ranks - d));
-                   t += m.u(blocks * c.bytes) + m.u(0) + m.lambda;
-                 }
-                 return t;
-               }});
-  f.push_back({"allgather", "neighbor_exchange", "(u(m) + L) + (P/2 - 1)(u(2m) + L)",
-               "none (Chen et al.: P/2 steps)", always, 0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 if (c.ranks < 2) return 0.0;
-                 return m.u(c.bytes) + m.lambda + (c.ranks / 2 - 1) * (m.u(2 * c.bytes) + m.lambda);
-               }});
-  f.push_back({"allgather", "gather_bcast",
-               "kary gather (rollup_radix) + kary bcast of P m (release_radix)", "none",
-               [](const CostCase& c) {
-                 return full_kary(c.ranks, coll::rollup_radix()) ||
-                        c.ranks <= coll::rollup_radix() + 1;
-               },
-               3.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return kary_gather(c.ranks, coll::rollup_radix(), c.bytes, m) +
-                        kary_bcast(c.ranks, coll::release_radix(), c.ranks * c.bytes, m);
-               }});
+  f.push_back(form("allgather", "ring", "(P-1) (u(m) + L)", "(p-1)a + n(p-1)/p b [MPICH]", always,
+                   0, false, [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                   }));
+  f.push_back(form("allgather", "recursive_doubling",
+                   "sum_{i<log2 P} (u(2^i m) + L); other P: fold (u(m) + L), the power-of-two "
+                   "steps with 2m blocks, unfold (u(P m) + L)",
+                   "lgp a + n(p-1)/p b [MPICH] (powers of two)", power_of_two, 0.4, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     const int p2 = 1 << floor_log2(c.ranks);
+                     if (p2 == c.ranks) return sum_doubling(floor_log2(p2), c.bytes, m);
+                     return sum_doubling(floor_log2(p2), 2 * c.bytes, m) + m.u(c.bytes) +
+                            m.u(c.ranks * c.bytes) + 2 * m.lambda;
+                   }));
+  f.push_back(form(
+      "allgather", "bruck",
+      "sum_i (u(b_i m) + [b_i >= 2] u(0) + L), b_i = min(2^i, P - 2^i): a wrapped range is two "
+      "messages; ignores a later step's message queueing ahead on the ingress",
+      "ceil(lgp)a + n(p-1)/p b [MPICH]", never, 0.55, true,
+      [](const CostCase& c, const PortModel& m) {
+        double t = 0;
+        for (int64_t d = 1; d < c.ranks; d *= 2) {
+          const double blocks = static_cast<double>(std::min<int64_t>(d, c.ranks - d));
+          // Ranges of two or more blocks wrap for some rank.
+          t += m.u(blocks * c.bytes) + (blocks >= 2 ? m.u(0) : 0) + m.lambda;
+        }
+        return t;
+      }));
+  f.push_back(form(
+      "allgather", "neighbor_exchange", "(u(m) + L) + (P/2 - 1)(u(2m) + L)",
+      "none (Chen et al.: P/2 steps)", always, 0, false, [](const CostCase& c, const PortModel& m) {
+        if (c.ranks < 2) return 0.0;
+        return m.u(c.bytes) + m.lambda + (c.ranks / 2 - 1) * (m.u(2 * c.bytes) + m.lambda);
+      }));
+  auto gather_bcast = [](const CostCase& c, const PortModel& m) {
+    return kary_gather(c.ranks, coll::rollup_radix(), c.bytes, m) +
+           kary_bcast(c.ranks, coll::release_radix(), c.ranks * c.bytes, m);
+  };
+  f.push_back(form(
+      "allgather", "gather_bcast", "kary gather (rollup_radix) + kary bcast of P m (release_radix)",
+      "none",
+      [](const CostCase& c) {
+        return full_kary(c.ranks, coll::rollup_radix()) || c.ranks <= coll::rollup_radix() + 1;
+      },
+      4.0, false, gather_bcast));
   // ------------------------------------------------------- allgatherv
-  // m is the largest block (the simulator's test blocks are m .. m+2).
-  f.push_back({"allgatherv", "ring", "(P-1) (u(max block) + L)", "as allgather ring",
-               [](const CostCase&) { return false; }, 0.05, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
-               }});
-  f.push_back({"allgatherv", "gather_bcast", "as allgather gather_bcast with the largest block",
-               "none", [](const CostCase&) { return false; }, 3.0, false,
-               [](const CostCase& c, const PortModel& m) {
-                 return kary_gather(c.ranks, coll::rollup_radix(), c.bytes, m) +
-                        kary_bcast(c.ranks, coll::release_radix(), c.ranks * c.bytes, m);
-               }});
+  // m is the largest block.
+  f.push_back(form("allgatherv", "ring", "(P-1) (u(largest block) + L)", "as allgather ring", never,
+                   0.05, false, [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                   }));
+  f.push_back(form("allgatherv", "gather_bcast", "as allgather gather_bcast with the largest block",
+                   "none", never, 4.0, false, gather_bcast));
   return f;
 }
 

@@ -1,0 +1,84 @@
+// Every closed form in model/cost.hpp against the simulator running the
+// actual schedule, Hockney and pLogP, on a grid of (P, size). Exact forms
+// must agree to 1e-6; the others within the tolerance each form states.
+// About two seconds in a Debug build.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "coll/algorithm.hpp"
+#include "model/cost.hpp"
+#include "model/sim_jobs.hpp"
+#include "model/validate.hpp"
+
+namespace grove::model {
+namespace {
+
+std::shared_ptr<const sim::PlogpTable> linear_table() {
+  // g(m) = 2 us + 1 ns/B, o_s = o_r = 1 us + 0.5 ns/B, L = 5 us.
+  return std::make_shared<sim::PlogpTable>(sim::PlogpTable::from_rows(
+      5, {{0, 1, 1, 2}, {1 << 20, 1 + 524.288, 1 + 524.288, 2 + 1048.576}}));
+}
+
+std::string with_args(const ClosedForm& form) {
+  if (form.name == "kary" || form.name == "knomial") return form.name + ":3";
+  if (form.name == "pipeline") return form.name + ":seg=4KiB";
+  return form.name;
+}
+
+TEST(CostVsSim, EveryClosedFormAgreesWithTheSimulatedSchedule) {
+  const std::vector<int> ranks = {2, 3, 4, 5, 8, 9, 13, 16, 27, 31, 64};
+  int exact_cases = 0;
+  for (const ClosedForm& form : closed_forms()) {
+    const std::string algorithm = with_args(form);
+    const std::vector<size_t> sizes =
+        form.collective == "barrier" ? std::vector<size_t>{0} : std::vector<size_t>{1000, 65536};
+    for (size_t bytes : sizes) {
+      for (int n : ranks) {
+        if (form.name == "neighbor_exchange" && n % 2 != 0) continue;
+        for (bool plogp : {false, true}) {
+          PortParams params;
+          params.plogp = plogp;
+          params.alpha_us = 7;
+          params.beta_us_per_byte = 2e-3;
+          if (plogp) params.table = linear_table();
+          const Comparison c = compare_with_sim(form.collective, algorithm, n, bytes, params);
+          exact_cases += c.exact;
+          EXPECT_TRUE(c.agrees()) << fmt::format(
+              "{} {} P={} {} B {}: formula {:.3f} us, simulated {:.3f} us ({}, tolerance {})",
+              form.collective, algorithm, n, bytes, plogp ? "plogp" : "hockney", c.formula_us,
+              c.sim_us, c.exact ? "exact" : "bound", c.tolerance);
+        }
+      }
+    }
+  }
+  EXPECT_GT(exact_cases, 500);
+}
+
+TEST(CostVsSim, EveryRegisteredAlgorithmHasAClosedForm) {
+  for (const std::string& collective : sim_collectives()) {
+    if (collective == "release") continue;  // a bcast shape, modelled in model/radix.hpp
+    for (const coll::AlgorithmInfo& info : coll::algorithms_of(collective)) {
+      if (info.name == "auto") continue;
+      EXPECT_NO_THROW(closed_form(collective, info.name)) << collective << " " << info.name;
+    }
+  }
+}
+
+TEST(CostVsSim, BinomialCorrectsTheReconstructedPlogpForm) {
+  // P = 5: the last rank is 3 (two hops, the second behind one sibling):
+  // 3 g + 2 L. MODELS.md's [REC] floor(log2 P) g + ceil(log2 P) L gives
+  // 2 g + 3 L; the corrected ceil(log2 P) g + floor(log2 P) L gives 3 g + 2 L.
+  PortParams params;
+  params.plogp = true;
+  params.table = linear_table();
+  const Comparison c = compare_with_sim("bcast", "binomial", 5, 1000, params);
+  const double g = 3, l = 5;
+  EXPECT_DOUBLE_EQ(c.sim_us, 3 * g + 2 * l);
+  EXPECT_DOUBLE_EQ(c.formula_us, 3 * g + 2 * l);
+  EXPECT_NE(c.sim_us, 2 * g + 3 * l);
+}
+
+}  // namespace
+}  // namespace grove::model
