@@ -185,4 +185,24 @@ void print_comparison(std::FILE* out, const Comparison& comparison, const std::s
     fmt::print(out, "# only in B: {}\n", k.text());
 }
 
+std::string comparison_markdown(const Comparison& comparison, const std::string& a_name,
+                                const std::string& b_name) {
+  std::string md = fmt::format(
+      "A = `{}`, B = `{}`; ratio = median(A) / median(B), below 1: A is faster; 95% CI: "
+      "percentile bootstrap of the ratio of medians ({} resamples).\n\n"
+      "| collective | algorithm | ranks | bytes | cadence | A µs | B µs | A/B [95% CI] |\n"
+      "|---|---|---:|---:|---|---:|---:|---:|\n",
+      a_name, b_name, stats::kBootstrapResamples);
+  for (const RatioRow& r : comparison.rows) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |\n", r.key.collective,
+                      r.key.algorithm, r.key.ranks, r.key.bytes, r.key.cadence, r.a.median * 1e6,
+                      r.b.median * 1e6, format_ratio(r.ratio));
+  }
+  for (const auto& k : comparison.only_a)
+    md += fmt::format("\nOnly in A: `{}`", k.text());
+  for (const auto& k : comparison.only_b)
+    md += fmt::format("\nOnly in B: `{}`", k.text());
+  return md + "\n";
+}
+
 }  // namespace grove::bench

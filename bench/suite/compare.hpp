@@ -69,5 +69,8 @@ std::string format_ratio(const Ratio& r);
 // unmatched cells.
 void print_comparison(std::FILE* out, const Comparison& comparison, const std::string& a_name,
                       const std::string& b_name);
+// The same as a Markdown table (--compare --markdown).
+std::string comparison_markdown(const Comparison& comparison, const std::string& a_name,
+                                const std::string& b_name);
 
 }  // namespace grove::bench

@@ -45,7 +45,14 @@ int run_compare(const ModeArgs& mode) {
   run.settings = {fmt::format("grove bench --compare {} {}", mode.compare[0], mode.compare[1])};
   run.cells = a;
   run.cells.insert(run.cells.end(), b.begin(), b.end());
-  write_outputs(mode, run);
+  ModeArgs rest = mode;
+  if (!mode.markdown.empty()) {
+    std::ofstream out(mode.markdown);
+    out << comparison_markdown(c, mode.compare[0], mode.compare[1]);
+    if (!out) throw Error(Errc::usage, fmt::format("cannot write '{}'", mode.markdown));
+    rest.markdown.clear();
+  }
+  write_outputs(rest, run);
   return 0;
 }
 

@@ -87,17 +87,20 @@ sched::Schedule build_gather_bcast(const AllgathervArgs& a, int rollup, int rele
   const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
   const BlockLayout packed = BlockLayout::packed(layout.lengths);
   const Region pack = plan.take_scratch(total);
-  Deps ready = gathered;
+  const Deps gathered_all{plan.join(gathered)};
+  Deps ready = gathered_all;
   if (a.rank == 0) {
+    Deps packing;
     for (size_t i = 0; i < layout.size(); ++i) {
-      ready.add(plan.copy(output_region(layout.offsets[i], layout.lengths[i]),
-                          sub_region(pack, packed.offsets[i], packed.lengths[i]), gathered));
+      packing.add(plan.copy(output_region(layout.offsets[i], layout.lengths[i]),
+                            sub_region(pack, packed.offsets[i], packed.lengths[i]), gathered_all));
     }
+    ready = Deps{plan.join(packing)};
   }
   const Deps released = tree_bcast(plan, down, a.rank, pack, 1, ready);
   if (a.rank != 0) {
     // Unpack after the own block left (in place it is read from the output).
-    Deps after = Deps(released).add(gathered);
+    const Deps after{plan.join(Deps(released).add(gathered_all))};
     place_own(plan, a, layout);
     for (size_t i = 0; i < layout.size(); ++i) {
       if (static_cast<int>(i) == a.rank) continue;

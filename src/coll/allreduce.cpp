@@ -106,8 +106,8 @@ void build_ring(Plan& plan, const AllreduceArgs& a, size_t bytes) {
   }
   // Allgather: rank r starts with chunk r + 1; receives overwrite chunks
   // this rank sent during the reduce-scatter.
-  ring_allgather(plan, r, n, chunks, 1, chunk(r + 1), n - 1,
-                 Deps(sends).add(reduced_prev).add(s.ready));
+  const StepId scattered = plan.join(Deps(sends).add(reduced_prev).add(s.ready));
+  ring_allgather(plan, r, n, chunks, 1, chunk(r + 1), n - 1, Deps{scattered});
 }
 
 void build_rabenseifner(Plan& plan, const AllreduceArgs& a, size_t bytes) {

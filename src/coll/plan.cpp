@@ -65,6 +65,14 @@ std::optional<StepId> Plan::reduce(Region src, Region dst, const Deps& after) {
   return builder_.add(step, after.ids());
 }
 
+StepId Plan::join(const Deps& after) {
+  sched::Step step;
+  step.kind = sched::Kind::copy;
+  step.src = output_region(0, 0);
+  step.dst = output_region(0, 0);
+  return builder_.add(step, after.ids());
+}
+
 Region Plan::take_scratch(size_t bytes) {
   sched::Schedule& s = builder_.schedule();
   const Region r = scratch_region(s.scratch_bytes, bytes);

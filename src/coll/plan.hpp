@@ -86,6 +86,11 @@ class Plan {
   // dst = op(dst, src), dst the left operand (sched/reduce.hpp).
   std::optional<StepId> reduce(Region src, Region dst, const Deps& after = {});
 
+  // A step that completes once all of `after` did (an empty copy): later
+  // steps depend on it alone, so a wide dependency list is stored once,
+  // not once per dependent step.
+  StepId join(const Deps& after);
+
   // Reserves `bytes` of scratch and returns its region.
   Region take_scratch(size_t bytes);
 

@@ -20,10 +20,11 @@ FenceEngine::FenceEngine(Transport& transport, uint32_t context, FenceConfig con
       size_(transport.size()),
       bcast_(*this, config.release_delay) {
   if (config_.routing_radix < 2 || config_.release_radix < 2) {
-    throw Error(Errc::invalid_parameter,
-                fmt::format("rank {}: fence: radices must be at least 2 ({})", self_,
-                            config_.describe()));
+    throw Error(
+        Errc::invalid_parameter,
+        fmt::format("rank {}: fence: radices must be at least 2 ({})", self_, config_.describe()));
   }
+  warn_if_release_is_routing(config_, self_);
   for (tag::Topology path : {tag::Topology::routing, tag::Topology::release}) {
     transport_.set_am_handler(fence_am_id(path, context_),
                               [this, path](int source, std::span<const std::byte> bytes) {
@@ -96,12 +97,12 @@ void FenceEngine::check_config(const FenceHeader& h, tag::Topology path, int sou
   const bool release_kind = h.kind == FenceKind::release || h.kind == FenceKind::ack;
   const tag::Topology expected = release_kind ? config_.release_topology() : tag::Topology::routing;
   if (h.topology != path || h.topology != expected) {
-    throw Error(Errc::mismatch,
-                fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped "
-                            "topology {} and arrived on the {} path; this rank expects topology {}",
-                            self_, context_, fence_kind_name(h.kind), source,
-                            static_cast<int>(h.topology), static_cast<int>(path),
-                            static_cast<int>(expected)));
+    throw Error(
+        Errc::mismatch,
+        fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped "
+                    "topology {} and arrived on the {} path; this rank expects topology {}",
+                    self_, context_, fence_kind_name(h.kind), source, static_cast<int>(h.topology),
+                    static_cast<int>(path), static_cast<int>(expected)));
   }
 }
 
@@ -361,8 +362,8 @@ std::optional<FenceTiming> FenceEngine::timing(uint64_t generation) const {
 }
 
 std::string FenceEngine::describe_pending() const {
-  std::string out = fmt::format("view version {} departed [{}]; ", view_.version,
-                                fmt::join(view_.departed, ","));
+  std::string out =
+      fmt::format("view version {} departed [{}]; ", view_.version, fmt::join(view_.departed, ","));
   for (const auto& [generation, round] : rounds_) {
     if (round.release) continue;
     std::vector<int> reported;

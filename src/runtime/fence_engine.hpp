@@ -66,6 +66,10 @@ struct FenceConfig {
   std::string describe() const;
 };
 
+// Prints a one-time warning (on `rank` == config.root) when the release tree
+// is configured to be the routing tree (equal radices); the run continues.
+void warn_if_release_is_routing(const FenceConfig& config, int rank);
+
 // fence_timing stamps of one generation on this rank, on the transport clock.
 struct FenceTiming {
   double started = 0;        // the root's stamp when it started the release
@@ -135,7 +139,7 @@ class FenceEngine final : public ReliableHost {
   struct Round {
     bool started = false;  // this rank has contributed
     std::map<int, Blob> contributions;
-    std::map<int, uint64_t> reports;  // sender -> newest tree version it reported under
+    std::map<int, uint64_t> reports;     // sender -> newest tree version it reported under
     uint64_t sent_version = UINT64_MAX;  // view version of the last rollup sent up
     int sent_to = -1;
     std::shared_ptr<const Blob> release;  // the result, once held

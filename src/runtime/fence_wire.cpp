@@ -55,7 +55,8 @@ class Reader {
     return n;
   }
   void finish() {
-    if (at_ != in_.size()) fail("end", fmt::format("{} unexpected trailing bytes", in_.size() - at_));
+    if (at_ != in_.size())
+      fail("end", fmt::format("{} unexpected trailing bytes", in_.size() - at_));
   }
   [[noreturn]] void fail(std::string_view field, std::string_view why) const {
     throw Error(Errc::protocol, fmt::format("{}: field '{}': {}", what_, field, why));
@@ -151,7 +152,8 @@ FenceMessage decode_fence_message(std::span<const std::byte> bytes, int source) 
   FenceHeader& h = m.header;
   const auto format = r.get<uint8_t>("format");
   if (format != kFenceWireFormat) {
-    r.fail("format", fmt::format("wire format {} (this build speaks {})", format, kFenceWireFormat));
+    r.fail("format",
+           fmt::format("wire format {} (this build speaks {})", format, kFenceWireFormat));
   }
   const auto kind = r.get<uint8_t>("kind");
   if (kind < 1 || kind > 5) r.fail("kind", fmt::format("unknown kind {}", kind));
@@ -224,7 +226,8 @@ FenceResult decode_fence_result(std::span<const std::byte> bytes, int size) {
   for (int rank : result.departed)
     if (rank >= size) r.fail("departed", fmt::format("rank {} of {}", rank, size));
   const uint32_t n = r.count("blobs", sizeof(uint64_t));
-  if (n != static_cast<uint32_t>(size)) r.fail("blobs", fmt::format("{} blobs for {} ranks", n, size));
+  if (n != static_cast<uint32_t>(size))
+    r.fail("blobs", fmt::format("{} blobs for {} ranks", n, size));
   result.blobs.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     const auto blob = r.bytes("blob");

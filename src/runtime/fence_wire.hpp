@@ -46,12 +46,12 @@ std::string_view fence_kind_name(FenceKind kind);
 struct FenceHeader {
   FenceKind kind = FenceKind::rollup;
   tag::Topology topology = tag::Topology::routing;  // the tree this message travels
-  bool low_radix_release = true;                     // sender's low_radix_release
-  uint32_t routing_radix = 0;                        // sender's rollup_radix
-  uint32_t release_radix = 0;                        // sender's release_radix
-  uint32_t context = 0;                              // signature: the communicator
-  uint64_t generation = 0;                           // the fence's number on it
-  uint64_t tree_version = 0;                         // sender's failure-view version
+  bool low_radix_release = true;                    // sender's low_radix_release
+  uint32_t routing_radix = 0;                       // sender's rollup_radix
+  uint32_t release_radix = 0;                       // sender's release_radix
+  uint32_t context = 0;                             // signature: the communicator
+  uint64_t generation = 0;                          // the fence's number on it
+  uint64_t tree_version = 0;                        // sender's failure-view version
 };
 
 // The result of one fence: what the root decided and everyone receives,

@@ -52,9 +52,7 @@ struct OpId {
     if (a.signature != b.signature) return a.signature < b.signature;
     return a.generation < b.generation;
   }
-  friend bool operator==(const OpId& a, const OpId& b) {
-    return !(a < b) && !(b < a);
-  }
+  friend bool operator==(const OpId& a, const OpId& b) { return !(a < b) && !(b < a); }
 };
 
 // What the mechanism needs from its owner (the fence engine).
@@ -76,14 +74,14 @@ class ReliableHost {
 };
 
 struct ReliableStats {
-  uint64_t forwards = 0;     // payload sends on a first forward
-  uint64_t replays = 0;      // payload sends on a restart
-  uint64_t duplicates = 0;   // payloads received while already held
-  uint64_t parked = 0;       // operations parked (lesson 5)
+  uint64_t forwards = 0;    // payload sends on a first forward
+  uint64_t replays = 0;     // payload sends on a restart
+  uint64_t duplicates = 0;  // payloads received while already held
+  uint64_t parked = 0;      // operations parked (lesson 5)
   uint64_t acks_sent = 0;
-  uint64_t stale_acks = 0;   // acks from an older view or a non-child: not counted
-  uint64_t stray_acks = 0;   // acks for an operation not held (lesson 3: harmless)
-  uint64_t retired_acks = 0; // acks sent for a retired operation
+  uint64_t stale_acks = 0;    // acks from an older view or a non-child: not counted
+  uint64_t stray_acks = 0;    // acks for an operation not held (lesson 3: harmless)
+  uint64_t retired_acks = 0;  // acks sent for a retired operation
 };
 
 class ReliableBcast {
@@ -98,8 +96,7 @@ class ReliableBcast {
   // A payload arrived from `from`, computed under `sender_version`.
   void on_payload(const OpId& id, int from, uint64_t sender_version,
                   std::shared_ptr<const Blob> payload, double started);
-  void on_ack(const OpId& id, int from, uint64_t sender_version, bool retired,
-              double held_latest);
+  void on_ack(const OpId& id, int from, uint64_t sender_version, bool retired, double held_latest);
   // The failure view changed: every operation restarts (parked ones once
   // the view has caught up with what they wait for).
   void on_view_change();
@@ -142,8 +139,7 @@ class ReliableBcast {
     bool complete = false;
   };
 
-  void hold(const OpId& id, Op& op, int from, std::shared_ptr<const Blob> payload,
-            double started);
+  void hold(const OpId& id, Op& op, int from, std::shared_ptr<const Blob> payload, double started);
   void restart(const OpId& id, Op& op);
   void send_payload(const OpId& id, const Op& op, int peer);
   void check_complete(const OpId& id, Op& op);

@@ -17,7 +17,8 @@ const params::ChoiceParam wait_policy_param{
     "wait_policy",
     "hybrid",
     {"spin", "lazy", "block", "hybrid"},
-    "how a rank waits for communication: spin (poll), lazy (poll, then sleep wait_sleep_us), "
+    "how a rank waits for communication: spin (poll, yielding the core between polls), lazy (poll, "
+    "then sleep wait_sleep_us), "
     "block (sleep on the transport's fd), hybrid (spin for wait_spin_us, then block)"};
 const params::IntParam wait_sleep_us_param{
     "wait_sleep_us", 100, 1, 1000000,
@@ -90,12 +91,19 @@ void wait_until(Transport& transport, int extra_fd, const std::function<bool()>&
     const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
     switch (options.policy) {
       case WaitPolicy::spin:
+        // Yielding costs one system call when the core is ours alone, and
+        // hands the core to a peer rank when ranks outnumber cores (where a
+        // pure spin would hold it for a whole scheduler time slice).
+        std::this_thread::yield();
         break;
       case WaitPolicy::lazy:
         std::this_thread::sleep_for(std::min(options.sleep, left));
         break;
       case WaitPolicy::hybrid:
-        if (now - last_activity < options.spin) break;
+        if (now - last_activity < options.spin) {
+          std::this_thread::yield();
+          break;
+        }
         [[fallthrough]];
       case WaitPolicy::block:
         transport.block(extra_fd, std::min({left, kMaxBlockSlice}) + std::chrono::microseconds(1));

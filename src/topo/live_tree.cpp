@@ -28,8 +28,7 @@ LiveTree::LiveTree(int size, int root, const std::set<int>& departed, int radix)
     if (departed.count(rank) == 0) members_.push_back(rank);
   }
   if (members_.empty()) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("live tree: all {} ranks have departed", size));
+    throw Error(Errc::invalid_argument, fmt::format("live tree: all {} ranks have departed", size));
   }
 }
 

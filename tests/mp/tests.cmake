@@ -103,3 +103,20 @@ if(TARGET grove-peer-openmpi OR TARGET grove-peer-mpich OR TARGET grove-peer-glo
                        PASS_REGULAR_EXPRESSION "# grove vs [a-z]+: at or below 1 in [0-9]+ of 2 cells"
                        FAIL_REGULAR_EXPRESSION "no numbers: round")
 endif()
+
+# ---- examples run as tests, so the README's examples stay true ----
+add_test(NAME example.hello_bcast
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:example_hello_bcast>)
+set_tests_properties(example.hello_bcast PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "rank 2 of 3 got: hello from rank 0")
+
+# ---- scatter, gather, allgather(v), alltoall(v), reduce, allreduce,
+# reduce_scatter over UCX: every algorithm x sizes x roots, concurrent and
+# persistent operations, split/dup, algorithm mismatch; one job per N.
+# Blocking waits: 16 ranks share 2 cores.
+foreach(n 1 2 3 4 5 7 8 9 16)
+  add_test(NAME coll.colls.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_colls>)
+  set_tests_properties(coll.colls.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "colls ok: ${n} ranks")
+endforeach()

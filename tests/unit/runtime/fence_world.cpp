@@ -1,0 +1,170 @@
+#include "unit/runtime/fence_world.hpp"
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+
+namespace grove::testing {
+
+void TapTransport::am_send(int peer, uint16_t id, std::span<const std::byte> payload) {
+  if (budget_) {
+    if (*budget_ == 0) return;
+    --*budget_;
+  }
+  const runtime::FenceMessage m = runtime::decode_fence_message(payload, rank());
+  log_.push_back({rank(), peer, m.header.kind, m.header.topology, m.header.generation,
+                  m.header.tree_version});
+  inner_.am_send(peer, id, payload);
+}
+
+FenceWorld::FenceWorld(int size, runtime::FenceConfig config, MemoryWorld::Options options)
+    : FenceWorld(
+          size, [config](int) { return config; }, options) {}
+
+FenceWorld::FenceWorld(int size, const std::function<runtime::FenceConfig(int)>& config,
+                       MemoryWorld::Options options)
+    : world_(size, options),
+      started_(static_cast<size_t>(size)),
+      results_(static_cast<size_t>(size)) {
+  for (int r = 0; r < size; ++r) {
+    taps_.push_back(std::make_unique<TapTransport>(world_.transport(r), log_));
+    engines_.push_back(std::make_unique<runtime::FenceEngine>(*taps_.back(), 7, config(r)));
+  }
+}
+
+FenceWorld::~FenceWorld() = default;
+
+Blob FenceWorld::blob(int rank, uint64_t generation) {
+  const size_t length = (static_cast<size_t>(rank) * 37 + generation * 11) % 301;
+  Blob out(length);
+  for (size_t i = 0; i < length; ++i)
+    out[i] = static_cast<std::byte>((rank * 131 + static_cast<int>(generation) * 17 + i) & 0xff);
+  return out;
+}
+
+void FenceWorld::start(int rank) {
+  const uint64_t g = started_[static_cast<size_t>(rank)]++;
+  const Blob mine = blob(rank, g);
+  const uint64_t got = engine(rank).start(mine);
+  if (got != g) throw Error(Errc::internal, fmt::format("rank {}: generation {} != {}", rank, got, g));
+  results_[static_cast<size_t>(rank)].emplace_back();
+}
+
+void FenceWorld::start_all() {
+  for (int r = 0; r < size(); ++r)
+    if (alive(r)) start(r);
+}
+
+void FenceWorld::kill(int rank, const std::vector<int>& told) {
+  if (!alive(rank)) return;
+  dead_.insert(rank);
+  world_.depart(rank);
+  notices_.push_back({rank, notices_.size() + 1, "killed by the test"});
+  if (told.empty()) {
+    for (int r = 0; r < size(); ++r)
+      if (alive(r)) engine(r).on_notice(notices_.back());
+  } else {
+    for (int r : told)
+      if (alive(r)) engine(r).on_notice(notices_.back());
+  }
+}
+
+void FenceWorld::tell(int rank) {
+  for (const FailureNotice& notice : notices_)
+    engine(rank).on_notice(notice);
+}
+
+void FenceWorld::drive(const std::function<bool()>& pred, size_t max_rounds, bool quiet_cut) {
+  for (size_t round = 0;; ++round) {
+    for (int r = 0; r < size(); ++r) {
+      if (!alive(r)) continue;
+      if (tap(r).cut()) {
+        kill(r, quiet_cut ? std::vector<int>{r} : std::vector<int>{});  // {r}: nobody
+        continue;
+      }
+      engine(r).poll();
+      engine(r).check_error();
+      auto& mine = results_[static_cast<size_t>(r)];
+      for (uint64_t g = 0; g < mine.size(); ++g)
+        if (!mine[g] && engine(r).delivered(g)) mine[g] = engine(r).take_result(g);
+    }
+    if (pred()) return;
+    if (round == max_rounds) {
+      throw Error(Errc::timeout,
+                  fmt::format("fence world: not done after {} rounds\n{}", max_rounds, describe()));
+    }
+    const bool active = world_.progress_all();
+    if (!active && world_.quiescent() && !pred()) {
+      // One more pass: engines may have deferred work that needs a poll.
+      bool more = false;
+      for (int r = 0; r < size(); ++r)
+        if (alive(r) && tap(r).cut()) more = true;
+      if (!more) {
+        for (int r = 0; r < size(); ++r)
+          if (alive(r)) engine(r).poll();
+        if (world_.quiescent() && !pred()) {
+          throw Error(Errc::timeout, fmt::format("fence world: stalled\n{}", describe()));
+        }
+      }
+    }
+  }
+}
+
+void FenceWorld::drive_all(size_t max_rounds) {
+  drive(
+      [this] {
+        for (int r = 0; r < size(); ++r) {
+          if (!alive(r)) continue;
+          for (const auto& result : results_[static_cast<size_t>(r)])
+            if (!result) return false;
+        }
+        return true;
+      },
+      max_rounds);
+}
+
+std::string FenceWorld::verify(uint64_t generation) {
+  const runtime::FenceResult* first = nullptr;
+  int first_rank = -1;
+  for (int r = 0; r < size(); ++r) {
+    if (!alive(r)) continue;
+    const auto& mine = results_[static_cast<size_t>(r)];
+    if (generation >= mine.size() || !mine[generation])
+      return fmt::format("rank {} has no result of generation {}", r, generation);
+    const runtime::FenceResult& result = *mine[generation];
+    if (!first) {
+      first = &result;
+      first_rank = r;
+    } else if (result.blobs != first->blobs || result.departed != first->departed) {
+      return fmt::format("ranks {} and {} hold different results of generation {}", first_rank, r,
+                         generation);
+    }
+  }
+  if (!first) return "";
+  for (int r = 0; r < size(); ++r) {
+    const bool listed =
+        std::find(first->departed.begin(), first->departed.end(), r) != first->departed.end();
+    const Blob& got = first->blobs[static_cast<size_t>(r)];
+    if (listed) {
+      if (alive(r)) return fmt::format("living rank {} is listed departed", r);
+      if (!got.empty()) return fmt::format("departed rank {} has a non-empty entry", r);
+    } else if (got != blob(r, generation)) {
+      return fmt::format("entry of rank {} differs ({} bytes)", r, got.size());
+    }
+  }
+  return "";
+}
+
+std::string FenceWorld::describe() {
+  std::string out;
+  for (int r = 0; r < size(); ++r) {
+    if (!alive(r)) {
+      out += fmt::format("rank {}: dead\n", r);
+      continue;
+    }
+    out += fmt::format("rank {}: {}\n", r, engine(r).describe_pending());
+  }
+  return out + world_.describe();
+}
+
+}  // namespace grove::testing

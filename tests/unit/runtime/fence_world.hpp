@@ -1,0 +1,124 @@
+#pragma once
+// A fence on every rank of a MemoryWorld, for protocol tests with
+// departures at chosen points. Each rank's engine talks through a
+// TapTransport that records every active message it sends (peer, kind,
+// topology, generation, tree version) and can cut the rank off after a
+// chosen number of sends: the rank "dies" at exactly that message step.
+//
+// The test plays the launcher: kill() departs a rank in the world and
+// hands the FailureNotice to the ranks the test chooses (every survivor, or
+// only the root so that the view must travel the root's relay).
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/fence_engine.hpp"
+#include "support/memory_world.hpp"
+
+namespace grove::testing {
+
+struct SentMessage {
+  int from = -1;
+  int to = -1;
+  runtime::FenceKind kind = runtime::FenceKind::rollup;
+  tag::Topology topology = tag::Topology::routing;
+  uint64_t generation = 0;
+  uint64_t tree_version = 0;
+};
+
+class TapTransport final : public Transport {
+ public:
+  TapTransport(Transport& inner, std::vector<SentMessage>& log) : inner_(inner), log_(log) {}
+  // After `sends` more active messages this rank sends nothing at all.
+  void cut_after(size_t sends) { budget_ = sends; }
+  bool cut() const { return budget_ && *budget_ == 0; }
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string name() const override { return "tap"; }
+  void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
+            void* context) override {
+    inner_.send(peer, tag, data, length, done, context);
+  }
+  void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
+            void* context) override {
+    inner_.recv(peer, tag, data, capacity, done, context);
+  }
+  std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
+    return inner_.probe(peer, tag, mask);
+  }
+  void set_am_handler(uint16_t id, AmHandler handler) override {
+    inner_.set_am_handler(id, std::move(handler));
+  }
+  void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override;
+  bool progress() override { return inner_.progress(); }
+  void block(int extra_fd, std::chrono::microseconds max) override { inner_.block(extra_fd, max); }
+  double now() const override { return inner_.now(); }
+
+ private:
+  Transport& inner_;
+  std::vector<SentMessage>& log_;
+  std::optional<size_t> budget_;
+};
+
+class FenceWorld {
+ public:
+  FenceWorld(int size, runtime::FenceConfig config, MemoryWorld::Options options = {});
+  // Each rank's own configuration (to test peers that disagree).
+  FenceWorld(int size, const std::function<runtime::FenceConfig(int rank)>& config,
+             MemoryWorld::Options options = {});
+  ~FenceWorld();
+
+  int size() const { return world_.size(); }
+  runtime::FenceEngine& engine(int rank) { return *engines_[static_cast<size_t>(rank)]; }
+  TapTransport& tap(int rank) { return *taps_[static_cast<size_t>(rank)]; }
+  MemoryWorld& world() { return world_; }
+  const std::vector<SentMessage>& log() const { return log_; }
+  bool alive(int rank) const { return dead_.count(rank) == 0; }
+
+  // The blob rank `rank` contributes to generation `generation`: sizes vary
+  // (0 .. ~300 bytes) so the encoding of variable blobs is exercised.
+  static Blob blob(int rank, uint64_t generation);
+
+  // Every living rank starts its next fence with blob(rank, generation).
+  void start_all();
+  void start(int rank);
+
+  // Departs `rank` and hands notice (rank, next version) to the living
+  // ranks in `told` (all survivors when empty; {rank} tells nobody).
+  void kill(int rank, const std::vector<int>& told = {});
+  // Hands the last notices to ranks that were not told yet.
+  void tell(int rank);
+
+  // Progresses every living rank (and polls its engine) until `pred` holds.
+  // Ranks whose tap is cut are departed as soon as they are seen cut, with a
+  // notice to every survivor unless `quiet_cut`. Throws on a stall or after
+  // `max_rounds`; the message lists each engine's pending work.
+  void drive(const std::function<bool()>& pred, size_t max_rounds = 200000,
+             bool quiet_cut = false);
+  // Until every living rank delivered every generation it started.
+  void drive_all(size_t max_rounds = 200000);
+
+  // Checks every living rank's result of `generation` against the blobs:
+  // identical everywhere, every non-departed entry exact, departed ones
+  // empty and truly dead. Returns "" or the first difference.
+  std::string verify(uint64_t generation);
+
+  std::string describe();
+
+ private:
+  MemoryWorld world_;
+  std::vector<SentMessage> log_;
+  std::vector<std::unique_ptr<TapTransport>> taps_;
+  std::vector<std::unique_ptr<runtime::FenceEngine>> engines_;
+  std::vector<uint64_t> started_;  // fences started per rank
+  std::vector<std::vector<std::optional<runtime::FenceResult>>> results_;
+  std::set<int> dead_;
+  std::vector<FailureNotice> notices_;  // every notice issued, in order
+};
+
+}  // namespace grove::testing
