@@ -21,6 +21,7 @@ struct SessionState {
   // maximum of its members' values, and every member moves past it: so two
   // communicators that share a rank never share a context id.
   uint32_t next_context = 1;
+  double last_failure_poll = -1;  // transport time of the last notice poll
 
   // Reads pending failure notices (non-blocking) into `failures`.
   void poll_failures();

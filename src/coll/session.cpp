@@ -6,6 +6,7 @@
 
 #include "coll/comm_state.hpp"
 #include "core/params.hpp"
+#include "sched/wait.hpp"
 #include "transport/ucx/ucx_transport.hpp"
 
 namespace grove {
@@ -15,9 +16,15 @@ namespace detail {
 void SessionState::poll_failures() {
   const int fd = bootstrap->notice_fd();
   if (fd < 0) return;
+  // A poll() per progress loop would cost more than a small collective:
+  // look at most once per millisecond (blocking waits also wake on fd).
+  const double now = transport->now();
+  if (now - last_failure_poll < 1e-3) return;
+  last_failure_poll = now;
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 0) <= 0) return;
-  for (const FailureNotice& notice : bootstrap->poll_notices()) failures.apply(notice);
+  for (const FailureNotice& notice : bootstrap->poll_notices())
+    failures.apply(notice);
 }
 
 std::shared_ptr<const sched::Schedule> ScheduleCache::find(const std::string& key) {
@@ -37,7 +44,8 @@ const params::IntParam schedule_cache_size{
     "Schedules kept per communicator, keyed by the call's shape; least recently used goes first"};
 }  // namespace
 
-void ScheduleCache::insert(const std::string& key, std::shared_ptr<const sched::Schedule> schedule) {
+void ScheduleCache::insert(const std::string& key,
+                           std::shared_ptr<const sched::Schedule> schedule) {
   if (entries_.count(key)) return;
   lru_.emplace_front(key, std::move(schedule));
   entries_.emplace(key, lru_.begin());
@@ -53,6 +61,9 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
   params::load_process_params();
   state_->bootstrap = bootstrap_from_environment();
   state_->transport = make_ucx_transport(*state_->bootstrap);
+  // `grove run` starts every rank on this host; other bootstraps say 1 until
+  // they know how many ranks share a node.
+  sched::set_local_ranks(state_->bootstrap->name() == "local" ? state_->bootstrap->size() : 1);
   auto world = std::make_shared<detail::CommState>();
   world->session = state_.get();
   world->transport = state_->transport.get();
@@ -71,9 +82,15 @@ Session::~Session() {
   state_->transport.reset();
 }
 
-int Session::rank() const { return state_->bootstrap->rank(); }
-int Session::size() const { return state_->bootstrap->size(); }
-Comm& Session::world() { return *world_; }
+int Session::rank() const {
+  return state_->bootstrap->rank();
+}
+int Session::size() const {
+  return state_->bootstrap->size();
+}
+Comm& Session::world() {
+  return *world_;
+}
 std::set<int> Session::departed() const {
   state_->poll_failures();
   return state_->failures.departed;

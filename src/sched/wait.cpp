@@ -1,6 +1,9 @@
 #include "sched/wait.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include <fmt/format.h>
@@ -26,6 +29,22 @@ const params::IntParam wait_sleep_us_param{
 const params::IntParam wait_spin_us_param{
     "wait_spin_us", 50, 0, 10000000,
     "hybrid wait policy: microseconds of fruitless polling before blocking on the fd"};
+
+const params::ChoiceParam wait_yield_param{
+    "wait_yield",
+    "on",
+    {"auto", "on", "off"},
+    "spinning waits yield the core after an empty poll: on (a system call per empty poll; keeps "
+    "latency low on a shared or oversubscribed host), off, or auto (only when this host runs "
+    "more ranks than it has cores, as Open MPI's yield_when_idle)"};
+
+std::atomic<int> local_ranks{1};
+
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
 
 // A blocking sleep is cut into slices of at most this much so a condition
 // that changes without transport activity (another thread) is still seen.
@@ -60,7 +79,14 @@ WaitOptions wait_options_from_params() {
   options.sleep = std::chrono::microseconds(wait_sleep_us_param.get());
   options.spin = std::chrono::microseconds(wait_spin_us_param.get());
   options.timeout = std::chrono::milliseconds(timeout_ms());
+  const std::string& yield = wait_yield_param.get();
+  static const int cores = available_cores();
+  options.yield_when_idle = yield == "on" || (yield == "auto" && local_ranks.load() > cores);
   return options;
+}
+
+void set_local_ranks(int ranks) {
+  local_ranks.store(ranks);
 }
 
 void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
@@ -94,14 +120,14 @@ void wait_until(Transport& transport, int extra_fd, const std::function<bool()>&
         // Yielding costs one system call when the core is ours alone, and
         // hands the core to a peer rank when ranks outnumber cores (where a
         // pure spin would hold it for a whole scheduler time slice).
-        std::this_thread::yield();
+        if (options.yield_when_idle) std::this_thread::yield();
         break;
       case WaitPolicy::lazy:
         std::this_thread::sleep_for(std::min(options.sleep, left));
         break;
       case WaitPolicy::hybrid:
         if (now - last_activity < options.spin) {
-          std::this_thread::yield();
+          if (options.yield_when_idle) std::this_thread::yield();
           break;
         }
         [[fallthrough]];

@@ -25,13 +25,21 @@ enum class WaitPolicy : uint8_t { spin, lazy, block, hybrid };
 
 struct WaitOptions {
   WaitPolicy policy = WaitPolicy::hybrid;
+  // Spinning waits (spin, and hybrid's spin window) yield the core after an
+  // empty poll. Worth one system call only when ranks outnumber cores.
+  bool yield_when_idle = false;
   std::chrono::microseconds sleep{100};  // lazy
   std::chrono::microseconds spin{50};    // hybrid
   std::chrono::milliseconds timeout{60000};
 };
 
-// The current values of wait_policy, wait_sleep_us, wait_spin_us, timeout_ms.
+// The current values of wait_policy, wait_sleep_us, wait_spin_us, wait_yield,
+// timeout_ms.
 WaitOptions wait_options_from_params();
+
+// Tells `wait_yield=auto` how many ranks share this host's cores (Session
+// calls it once it knows). Auto yields when local_ranks > available cores.
+void set_local_ranks(int local_ranks);
 std::string_view wait_policy_name(WaitPolicy policy);
 
 // Progresses `transport` until done() returns true. `extra_fd` (if >= 0) also

@@ -12,8 +12,8 @@ void TapTransport::am_send(int peer, uint16_t id, std::span<const std::byte> pay
     --*budget_;
   }
   const runtime::FenceMessage m = runtime::decode_fence_message(payload, rank());
-  log_.push_back({rank(), peer, m.header.kind, m.header.topology, m.header.generation,
-                  m.header.tree_version});
+  log_.push_back(
+      {rank(), peer, m.header.kind, m.header.topology, m.header.generation, m.header.tree_version});
   inner_.am_send(peer, id, payload);
 }
 
@@ -46,7 +46,8 @@ void FenceWorld::start(int rank) {
   const uint64_t g = started_[static_cast<size_t>(rank)]++;
   const Blob mine = blob(rank, g);
   const uint64_t got = engine(rank).start(mine);
-  if (got != g) throw Error(Errc::internal, fmt::format("rank {}: generation {} != {}", rank, got, g));
+  if (got != g)
+    throw Error(Errc::internal, fmt::format("rank {}: generation {} != {}", rank, got, g));
   results_[static_cast<size_t>(rank)].emplace_back();
 }
 

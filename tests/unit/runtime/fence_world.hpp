@@ -98,8 +98,7 @@ class FenceWorld {
   // Ranks whose tap is cut are departed as soon as they are seen cut, with a
   // notice to every survivor unless `quiet_cut`. Throws on a stall or after
   // `max_rounds`; the message lists each engine's pending work.
-  void drive(const std::function<bool()>& pred, size_t max_rounds = 200000,
-             bool quiet_cut = false);
+  void drive(const std::function<bool()>& pred, size_t max_rounds = 200000, bool quiet_cut = false);
   // Until every living rank delivered every generation it started.
   void drive_all(size_t max_rounds = 200000);
 
