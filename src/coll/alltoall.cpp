@@ -142,36 +142,42 @@ sched::Schedule build_bruck(const AlltoallArgs& a) {
   const Region outgoing = plan.take_scratch(static_cast<size_t>(max_count) * b);
   const Region incoming = plan.take_scratch(static_cast<size_t>(max_count) * b);
 
-  Deps previous_unpack;
+  // Each step's packing and unpacking are joined into one step, so the next
+  // phase depends on one step, not on every copy (N/2 of them).
+  Deps previous_unpack;  // a join, or work_ready before the first step
+  previous_unpack.add(work_ready);
   std::optional<StepId> previous_send;
   int step = 0;
   for (int d = 1; d < n; d *= 2, ++step) {
     const std::vector<std::pair<int, int>> pieces = runs(d);
-    Deps packed;
+    // Reuses `outgoing` after the previous send; reads work after the
+    // previous unpack.
+    const Deps pack_after{plan.join(Deps(previous_unpack).add(previous_send))};
+    Deps packing;
     size_t at = 0;
     for (auto [first, len] : pieces) {
-      // Reuses `outgoing`: after the previous send; reads work after the
-      // previous unpack.
-      packed.add(plan.copy(slot(first, len), sub_region(outgoing, at, static_cast<size_t>(len) * b),
-                           Deps(work_ready).add(previous_unpack).add(previous_send)));
+      packing.add(plan.copy(slot(first, len),
+                            sub_region(outgoing, at, static_cast<size_t>(len) * b), pack_after));
       at += static_cast<size_t>(len) * b;
     }
+    const Deps packed{plan.join(packing)};
     const StepId got =
         plan.recv(wrap(r - d, n), step, sub_region(incoming, 0, at), previous_unpack);
     const StepId sent = plan.send(wrap(r + d, n), step, sub_region(outgoing, 0, at), packed);
-    Deps unpacked;
+    // Unpacking overwrites what this step packed, so it follows the packing.
+    const Deps unpack_after{plan.join(Deps(packed).add(got))};
+    Deps unpacking;
     at = 0;
     for (auto [first, len] : pieces) {
-      // Overwrites what this step packed, so it follows the packing.
-      unpacked.add(plan.copy(sub_region(incoming, at, static_cast<size_t>(len) * b),
-                             slot(first, len), Deps(packed).add(got)));
+      unpacking.add(plan.copy(sub_region(incoming, at, static_cast<size_t>(len) * b),
+                              slot(first, len), unpack_after));
       at += static_cast<size_t>(len) * b;
     }
-    previous_unpack = unpacked;
+    previous_unpack = Deps{plan.join(unpacking)};
     previous_send = sent;
   }
   // Block i now came from rank r - i: output[(r - i) mod N] = work[i].
-  Deps done = plan.all_steps();
+  const Deps done{plan.join(plan.all_steps())};
   for (int i = 1; i < n; ++i)
     plan.copy(slot(i, 1), out_block(wrap(r - i, n), b), done);
   return plan.finish();

@@ -20,7 +20,8 @@
 namespace {
 
 std::byte expected(int root, size_t i, int salt) {
-  return static_cast<std::byte>((static_cast<size_t>(root) * 131 + i * 7 + static_cast<size_t>(salt)) & 0xff);
+  return static_cast<std::byte>(
+      (static_cast<size_t>(root) * 131 + i * 7 + static_cast<size_t>(salt)) & 0xff);
 }
 
 double monotonic() {
@@ -32,7 +33,8 @@ double monotonic() {
 std::vector<int> roots_for(int size) {
   if (size <= 8) {
     std::vector<int> all(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) all[static_cast<size_t>(r)] = r;
+    for (int r = 0; r < size; ++r)
+      all[static_cast<size_t>(r)] = r;
     return all;
   }
   return {0, 1, size / 2, size - 1};
@@ -53,15 +55,16 @@ int check_bcast(grove::Comm& comm) {
         const int salt = cases;
         std::vector<std::byte> buffer(bytes, std::byte{0});
         if (comm.rank() == root) {
-          for (size_t i = 0; i < bytes; ++i) buffer[i] = expected(root, i, salt);
+          for (size_t i = 0; i < bytes; ++i)
+            buffer[i] = expected(root, i, salt);
         }
         comm.bcast(std::span(buffer), root);
         for (size_t i = 0; i < bytes; ++i) {
           if (buffer[i] != expected(root, i, salt)) {
-            throw std::runtime_error(fmt::format(
-                "bcast {} root {} {} B: rank {} byte {} is {:#04x}, expected {:#04x}", algorithm,
-                root, bytes, comm.rank(), i, static_cast<int>(buffer[i]),
-                static_cast<int>(expected(root, i, salt))));
+            throw std::runtime_error(
+                fmt::format("bcast {} root {} {} B: rank {} byte {} is {:#04x}, expected {:#04x}",
+                            algorithm, root, bytes, comm.rank(), i, static_cast<int>(buffer[i]),
+                            static_cast<int>(expected(root, i, salt))));
           }
         }
         ++cases;
@@ -94,9 +97,9 @@ int check_barrier(grove::Comm& comm) {
         first_leave = std::min(first_leave, theirs[1]);
       }
       if (first_leave < last_enter) {
-        throw std::runtime_error(fmt::format(
-            "barrier {}: a rank left at {:.6f} before the last rank entered at {:.6f}", algorithm,
-            first_leave, last_enter));
+        throw std::runtime_error(
+            fmt::format("barrier {}: a rank left at {:.6f} before the last rank entered at {:.6f}",
+                        algorithm, first_leave, last_enter));
       }
       ++cases;
     }
@@ -111,7 +114,8 @@ int main() {
     grove::Session session;
     grove::Comm& world = session.world();
     const int cases = check_bcast(world) + check_barrier(world);
-    if (world.rank() == 0) std::printf("bcast_barrier ok: %d ranks, %d cases\n", world.size(), cases);
+    if (world.rank() == 0)
+      std::printf("bcast_barrier ok: %d ranks, %d cases\n", world.size(), cases);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bcast_barrier FAILED: %s\n", e.what());

@@ -120,3 +120,9 @@ foreach(n 1 2 3 4 5 7 8 9 16)
   set_tests_properties(coll.colls.n${n} PROPERTIES TIMEOUT 300
                        PASS_REGULAR_EXPRESSION "colls ok: ${n} ranks")
 endforeach()
+
+# ---- ranks that disagree on the algorithm get a named error ----
+add_test(NAME coll.mismatch_named
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: .*another collective, algorithm or parameters"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_mismatch>)
+set_tests_properties(coll.mismatch_named PROPERTIES TIMEOUT 60)

@@ -5,6 +5,9 @@
 
 #include <random>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "grove/error.hpp"
 #include "topo/live_tree.hpp"
 #include "unit/runtime/fence_world.hpp"
