@@ -1,10 +1,12 @@
 # T(r) of the release per payload at N = 1024: seed 000's formula (lines)
-# against the simulated k-ary release (points), and the pipelined formula.
+# against the simulated k-ary release (points), and the pipelined release
+# (formula dashed, simulated circles; segments of 64 KiB, at most 64).
 # Input: the TSV of `grove model radix --curve` (payload bytes N r
-# formula_us sim_us pipelined_formula_us). Called by scripts/release_radix.sh.
+# formula_us sim_us pipelined_formula_us pipelined_sim_us). Called by
+# scripts/release_radix.sh.
 if (!exists("curve")) curve = 'docs/data/release-radix-curve.tsv'
-if (!exists("output")) output = 'docs/release-radix-curves.svg'
-set terminal svg size 1100,800 dynamic enhanced font 'sans,12'
+if (!exists("output")) output = 'docs/release-radix-curves.png'
+set terminal pngcairo size 1200,820 font 'sans,10'
 set output output
 set datafile separator "\t"
 set datafile missing "nan"
@@ -21,6 +23,7 @@ do for [i=1:5] {
   set title p
   plot curve using ((strcol(1) eq p && $3 == 1024) ? $4 : NaN):5 with lines lw 2 title 'seed formula', \
        curve using ((strcol(1) eq p && $3 == 1024) ? $4 : NaN):6 with points pt 7 ps 0.3 title 'simulated', \
-       curve using ((strcol(1) eq p && $3 == 1024 && $2 > 65536) ? $4 : NaN):7 with lines dt 2 title 'pipelined formula'
+       curve using ((strcol(1) eq p && $3 == 1024 && $2 > 65536) ? $4 : NaN):7 with lines dt 2 title 'pipelined formula', \
+       curve using ((strcol(1) eq p && $3 == 1024 && $2 > 65536) ? $4 : NaN):8 with points pt 6 ps 1 title 'pipelined, simulated'
 }
 unset multiplot

@@ -5,7 +5,7 @@
 #
 #   scripts/release_radix.sh [GROVE_BINARY]    (default build/tools/grove)
 #
-# Writes docs/data/release-radix*.{txt,tsv} and docs/release-radix-curves.svg.
+# Writes docs/data/release-radix*.{txt,tsv} and docs/release-radix-curves.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grove=${1:-build/tools/grove}
@@ -26,6 +26,6 @@ for pair in 150,40 100,25 75,20 50,12.5 20,5; do
   "$grove" model radix --alpha "$alpha" --c "$c" >> "$out/release-radix-sweep.txt"
 done
 
-gnuplot -e "curve='$out/release-radix-curve.tsv'; output='docs/release-radix-curves.svg'" \
+gnuplot -e "curve='$out/release-radix-curve.tsv'; output='docs/release-radix-curves.png'" \
   scripts/release_radix.gp
-echo "release_radix.sh: wrote $out/release-radix*.txt, docs/release-radix-curves.svg"
+echo "release_radix.sh: wrote $out/release-radix*.txt, docs/release-radix-curves.png"

@@ -137,7 +137,9 @@ int run_radix(const RadixArgs& a) {
   if (!a.curve.empty()) {
     curve = std::fopen(a.curve.c_str(), "w");
     if (!curve) throw Error(Errc::usage, fmt::format("--curve {}: cannot write", a.curve));
-    std::fprintf(curve, "payload\tbytes\tN\tr\tformula_us\tsim_us\tpipelined_formula_us\n");
+    std::fprintf(
+        curve,
+        "payload\tbytes\tN\tr\tformula_us\tsim_us\tpipelined_formula_us\tpipelined_sim_us\n");
   }
 
   fmt::print("release radix: alpha={}us c={}us t={} B={}Gbit/s; M* = B*c/t = {:.0f} B\n",
@@ -164,6 +166,7 @@ int run_radix(const RadixArgs& a) {
       line("formula", formula);
 
       std::vector<double> sim_curve(static_cast<size_t>(n), NAN);
+      std::vector<double> pipe_curve(static_cast<size_t>(n), NAN);
       if (!a.no_sim) {
         Cell simulated;
         simulated.best.time_us = INFINITY;
@@ -206,6 +209,7 @@ int run_radix(const RadixArgs& a) {
           for (int r : pipe_radices) {
             if (r < 2 || r > n - 1) continue;
             const double t = simulate_release(n, r, bytes, seg, config);
+            pipe_curve[static_cast<size_t>(r)] = t;
             ps.simulated++;
             if (t < ps.best.time_us) ps.best = model::RadixChoice{r, t};
             if (r == 64) ps.t64 = t;
@@ -218,10 +222,10 @@ int run_radix(const RadixArgs& a) {
         for (int r = 2; r <= std::max(2, n - 1); ++r) {
           const double pipelined =
               seg > 0 ? model::pipelined_release_us(n, r, m, static_cast<double>(seg), a.p) : NAN;
-          std::fprintf(curve, "%s\t%llu\t%d\t%d\t%.3f\t%.3f\t%.3f\n", size.c_str(),
+          std::fprintf(curve, "%s\t%llu\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\n", size.c_str(),
                        static_cast<unsigned long long>(bytes), n, r,
                        model::seed_release_us(n, r, m, a.p), sim_curve[static_cast<size_t>(r)],
-                       pipelined);
+                       pipelined, pipe_curve[static_cast<size_t>(r)]);
         }
       }
     }

@@ -5,9 +5,14 @@
 #include "coll/algorithm.hpp"
 #include "coll/allgather.hpp"
 #include "coll/allgatherv.hpp"
+#include "coll/allreduce.hpp"
+#include "coll/alltoall.hpp"
+#include "coll/alltoallv.hpp"
 #include "coll/barrier.hpp"
 #include "coll/bcast.hpp"
 #include "coll/gather.hpp"
+#include "coll/reduce.hpp"
+#include "coll/reduce_scatter.hpp"
 #include "coll/scatter.hpp"
 #include "grove/error.hpp"
 #include "model/release.hpp"
@@ -180,10 +185,174 @@ SimJob allgatherv_job(const JobShape& s) {
   return job;
 }
 
+SimJob alltoall_job(const JobShape& s) {
+  SimJob job = base_job(s);
+  const size_t block = s.bytes;
+  const int size = s.size;
+  const coll::AlgorithmSpec spec = coll::parse_algorithm("alltoall", s.algorithm);
+  job.build = [spec, block, size](int rank) {
+    coll::AlltoallArgs args;
+    args.rank = rank;
+    args.size = size;
+    args.block_bytes = block;
+    args.algorithm = spec;
+    return coll::build_alltoall(args);
+  };
+  const size_t total = block * static_cast<size_t>(size);
+  job.input_bytes = [total](int) { return total; };
+  job.output_bytes = [total](int) { return total; };
+  job.fill = [block, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
+    for (int to = 0; to < size; ++to)
+      fill_block(in, static_cast<size_t>(to) * block, block, rank, to);
+  };
+  job.check = [block, size](int rank, std::span<const std::byte> out) -> std::string {
+    for (int from = 0; from < size; ++from) {
+      std::string why = check_block(out, static_cast<size_t>(from) * block, block, from, rank);
+      if (!why.empty()) return why;
+    }
+    return {};
+  };
+  return job;
+}
+
+SimJob alltoallv_job(const JobShape& s) {
+  SimJob job = base_job(s);
+  const int size = s.size;
+  const size_t bytes = s.bytes;
+  const coll::AlgorithmSpec spec = coll::parse_algorithm("alltoallv", s.algorithm);
+  // Rank i sends vcount(bytes, i, j) bytes to rank j, packed in rank order.
+  auto counts_of = [bytes, size](int rank, bool sending) {
+    std::vector<size_t> counts(static_cast<size_t>(size));
+    for (int p = 0; p < size; ++p)
+      counts[static_cast<size_t>(p)] = sending ? vcount(bytes, rank, p) : vcount(bytes, p, rank);
+    return counts;
+  };
+  auto total = [](const std::vector<size_t>& v) {
+    size_t t = 0;
+    for (size_t x : v)
+      t += x;
+    return t;
+  };
+  job.build = [spec, size, counts_of](int rank) {
+    coll::AlltoallvArgs args;
+    args.rank = rank;
+    args.size = size;
+    args.send_counts = counts_of(rank, true);
+    args.recv_counts = counts_of(rank, false);
+    args.algorithm = spec;
+    return coll::build_alltoallv(args);
+  };
+  job.input_bytes = [counts_of, total](int rank) { return total(counts_of(rank, true)); };
+  job.output_bytes = [counts_of, total](int rank) { return total(counts_of(rank, false)); };
+  job.fill = [bytes, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
+    size_t offset = 0;
+    for (int to = 0; to < size; ++to) {
+      fill_block(in, offset, vcount(bytes, rank, to), rank, to);
+      offset += vcount(bytes, rank, to);
+    }
+  };
+  job.check = [bytes, size](int rank, std::span<const std::byte> out) -> std::string {
+    size_t offset = 0;
+    for (int from = 0; from < size; ++from) {
+      std::string why = check_block(out, offset, vcount(bytes, from, rank), from, rank);
+      if (!why.empty()) return why;
+      offset += vcount(bytes, from, rank);
+    }
+    return {};
+  };
+  return job;
+}
+
+// Reductions run on uint8 with sum, which wraps mod 256 exactly: the
+// expected result is the byte sum of every rank's contribution.
+std::string check_sum(std::span<const std::byte> out, size_t offset, size_t count, int size,
+                      int block) {
+  for (size_t i = 0; i < count; ++i) {
+    unsigned expected = 0;
+    for (int from = 0; from < size; ++from)
+      expected += static_cast<unsigned>(pattern(from, block, i));
+    if (out[offset + i] != static_cast<std::byte>(expected & 0xff))
+      return fmt::format("element {} is {}, expected {}", i, static_cast<unsigned>(out[offset + i]),
+                         expected & 0xff);
+  }
+  return {};
+}
+
+SimJob reduce_job(const JobShape& s, bool all) {
+  SimJob job = base_job(s);
+  const size_t count = s.bytes;
+  const int size = s.size;
+  const int root = all ? -1 : s.root;
+  if (all) {
+    const coll::AlgorithmSpec spec = coll::parse_algorithm("allreduce", s.algorithm);
+    job.build = [spec, count, size](int rank) {
+      coll::AllreduceArgs args;
+      args.rank = rank;
+      args.size = size;
+      args.count = count;
+      args.dtype = Datatype::uint8;
+      args.op = ReduceOp::sum;
+      args.algorithm = spec;
+      return coll::build_allreduce(args);
+    };
+  } else {
+    const coll::AlgorithmSpec spec = coll::parse_algorithm("reduce", s.algorithm);
+    job.build = [spec, count, size, root](int rank) {
+      coll::ReduceArgs args;
+      args.rank = rank;
+      args.size = size;
+      args.root = root;
+      args.count = count;
+      args.dtype = Datatype::uint8;
+      args.op = ReduceOp::sum;
+      args.algorithm = spec;
+      return coll::build_reduce(args);
+    };
+  }
+  job.input_bytes = [count](int) { return count; };
+  job.output_bytes = [count](int) { return count; };
+  job.fill = [](int rank, std::span<std::byte> in, std::span<std::byte>) {
+    fill_block(in, 0, in.size(), rank, 0);
+  };
+  job.check = [root, size](int rank, std::span<const std::byte> out) -> std::string {
+    if (root >= 0 && rank != root) return {};
+    return check_sum(out, 0, out.size(), size, 0);
+  };
+  return job;
+}
+
+SimJob reduce_scatter_job(const JobShape& s) {
+  SimJob job = base_job(s);
+  const size_t count = s.bytes;
+  const int size = s.size;
+  const coll::AlgorithmSpec spec = coll::parse_algorithm("reduce_scatter", s.algorithm);
+  job.build = [spec, count, size](int rank) {
+    coll::ReduceScatterArgs args;
+    args.rank = rank;
+    args.size = size;
+    args.count = count;
+    args.dtype = Datatype::uint8;
+    args.op = ReduceOp::sum;
+    args.algorithm = spec;
+    return coll::build_reduce_scatter(args);
+  };
+  job.input_bytes = [count, size](int) { return count * static_cast<size_t>(size); };
+  job.output_bytes = [count](int) { return count; };
+  job.fill = [count, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
+    for (int block = 0; block < size; ++block)
+      fill_block(in, static_cast<size_t>(block) * count, count, rank, block);
+  };
+  job.check = [count, size](int rank, std::span<const std::byte> out) {
+    return check_sum(out, 0, count, size, rank);
+  };
+  return job;
+}
+
 }  // namespace
 
 std::vector<std::string> sim_collectives() {
-  return {"allgather", "allgatherv", "barrier", "bcast", "gather", "release", "scatter"};
+  return {"allgather", "allgatherv", "allreduce", "alltoall", "alltoallv",      "barrier",
+          "bcast",     "gather",     "reduce",    "release",  "reduce_scatter", "scatter"};
 }
 
 SimJob make_sim_job(const JobShape& s) {
@@ -199,6 +368,11 @@ SimJob make_sim_job(const JobShape& s) {
   if (c == "gather") return gathering_job(s, false);
   if (c == "scatter") return scatter_job(s);
   if (c == "allgatherv") return allgatherv_job(s);
+  if (c == "alltoall") return alltoall_job(s);
+  if (c == "alltoallv") return alltoallv_job(s);
+  if (c == "reduce") return reduce_job(s, false);
+  if (c == "allreduce") return reduce_job(s, true);
+  if (c == "reduce_scatter") return reduce_scatter_job(s);
   std::string known;
   for (const auto& name : sim_collectives())
     known += (known.empty() ? "" : ", ") + name;

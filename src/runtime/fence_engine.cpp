@@ -115,6 +115,15 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
                   fmt::format("rank {}: fence: rank {} sent context {} on the path of context {}",
                               self_, source, m.header.context, context_));
     }
+    if (!view_.alive(source)) {
+      // A message of a rank this rank knows has departed (sent before it
+      // died, delivered after its notice) is dropped. Taking a release from
+      // it now would make this rank a holder after it reported under the
+      // view without that rank, and a new root could then build a second,
+      // different result for the same generation.
+      ++stats_.from_departed;
+      return;
+    }
     const OpId id{m.header.topology, context_, m.header.generation};
     switch (m.header.kind) {
       case FenceKind::rollup:
@@ -139,11 +148,33 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
   }
 }
 
+// A notice names one departure; it extends the view only if it is the next
+// version. A later one waits until the gap is filled (by the missing
+// notices or a relayed view): applying it early would give a version that
+// claims departures this rank does not know, and trees derived from it
+// would disagree with everyone else's.
 bool FenceEngine::on_notice(const FailureNotice& notice) {
   if (notice.version <= view_.version) return false;
-  std::set<int> departed = view_.departed;
-  departed.insert(notice.rank);
-  return adopt_view(departed, notice.version);
+  early_notices_[notice.version] = notice;
+  return apply_early_notices();
+}
+
+bool FenceEngine::apply_early_notices() {
+  bool changed = false;
+  for (auto it = early_notices_.begin(); it != early_notices_.end();) {
+    if (it->first <= view_.version) {
+      it = early_notices_.erase(it);
+      continue;
+    }
+    if (it->first != view_.version + 1) break;
+    std::set<int> departed = view_.departed;
+    departed.insert(it->second.rank);
+    const uint64_t version = it->first;
+    early_notices_.erase(it);
+    changed = adopt_view(departed, version) || changed;
+    it = early_notices_.begin();
+  }
+  return changed;
 }
 
 bool FenceEngine::adopt_view(const std::set<int>& departed, uint64_t version) {
@@ -161,6 +192,7 @@ bool FenceEngine::adopt_view(const std::set<int>& departed, uint64_t version) {
   release_tree_.reset();
   ++stats_.view_changes;
   view_changed();
+  apply_early_notices();
   return true;
 }
 
@@ -336,6 +368,7 @@ void FenceEngine::poll() {
   uint64_t newest_held = 0;
   for (const auto& [generation, round] : rounds_)
     if (round.release) newest_held = generation;
+  if (getenv("FDBG")) fprintf(stderr, "rank %d poll newest %lu below %lu\n", self_, (unsigned long)newest_held, (unsigned long)retired_below_);
   if (newest_held >= 1 && newest_held - 1 > retired_below_) {
     retired_below_ = newest_held - 1;
     rounds_.erase(rounds_.begin(), rounds_.lower_bound(retired_below_));

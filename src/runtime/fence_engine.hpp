@@ -85,6 +85,7 @@ struct FenceStats {
   uint64_t rollup_resends = 0;  // rollups sent again after a view change
   uint64_t released = 0;        // results built here as root
   uint64_t adopted_up = 0;      // results adopted from release_up
+  uint64_t from_departed = 0;   // messages dropped: their sender had departed
 };
 
 class FenceEngine final : public ReliableHost {
@@ -154,6 +155,7 @@ class FenceEngine final : public ReliableHost {
   void on_rollup(int source, const FenceMessage& message);
   void on_release_up(const FenceMessage& message);
   void view_changed();
+  bool apply_early_notices();
   void begin(uint64_t generation, Blob mine);
   void try_rollup(uint64_t generation);
   void release_as_root(uint64_t generation, Round& round);
@@ -168,7 +170,8 @@ class FenceEngine final : public ReliableHost {
   const int self_;
   const int size_;
   FailureView view_;
-  std::optional<topo::LiveTree> routing_tree_;  // under view_, built on demand
+  std::map<uint64_t, FailureNotice> early_notices_;  // notices past a gap in versions
+  std::optional<topo::LiveTree> routing_tree_;       // under view_, built on demand
   std::optional<topo::LiveTree> release_tree_;
   ReliableBcast bcast_;
   std::map<uint64_t, Round> rounds_;

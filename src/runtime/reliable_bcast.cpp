@@ -36,6 +36,7 @@ void ReliableBcast::originate(const OpId& id, std::shared_ptr<const Blob> payloa
 
 void ReliableBcast::on_payload(const OpId& id, int from, uint64_t sender_version,
                                std::shared_ptr<const Blob> payload, double started) {
+  if (getenv("FDBG")) fprintf(stderr, "rank %d payload g%lu from %d retired %d\n", host_.self(), (unsigned long)id.generation, from, (int)retired(id));
   if (retired(id)) {
     ++stats_.retired_acks;
     send_ack(id, from, true, 0);

@@ -118,7 +118,8 @@ foreach(n 1 2 3 4 5 7 8 9 16)
   add_test(NAME coll.colls.n${n}
            COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_colls>)
   set_tests_properties(coll.colls.n${n} PROPERTIES TIMEOUT 300
-                       PASS_REGULAR_EXPRESSION "colls ok: ${n} ranks")
+                       PASS_REGULAR_EXPRESSION "colls ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 endforeach()
 
 # ---- ranks that disagree on the algorithm get a named error ----

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
@@ -65,6 +66,11 @@ TEST(FenceProtocol, ReleaseEdgesAreTheTreesEdges) {
     w.start_all();
     w.drive_all();
     ASSERT_EQ(w.verify(0), "");
+    w.drive([&] {
+      for (int r = 0; r < 16; ++r)
+        if (!w.engine(r).quiescent()) return false;
+      return true;
+    });
     const topo::LiveTree tree(16, 0, {}, low ? 2 : 64);
     int releases = 0, acks = 0;
     for (const SentMessage& m : w.log()) {
@@ -148,8 +154,11 @@ TEST(FenceProtocol, RootKilledAtEveryStep) {
 }
 
 TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
+  // FENCE_TRIALS (environment) runs more for a soak; 300 in CI.
+  const char* more = std::getenv("FENCE_TRIALS");
+  const int trials = more ? std::atoi(more) : 300;
   std::mt19937_64 rng(12345);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     const int n = 4 + static_cast<int>(rng() % 14);
     const int routing = 2 + static_cast<int>(rng() % 4);
     const int release = 2 + static_cast<int>(rng() % 3);
@@ -157,6 +166,8 @@ TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
     MemoryWorld::Options options;
     options.seed = rng() | 1;
     FenceWorld w(n, c, options);
+    const auto policy = static_cast<FenceWorld::Notices>(trial % 3);
+    w.set_notices(policy, rng(), rng() % 20);
     w.start_all();
     w.start_all();
     const int failures = 2 + static_cast<int>(rng() % 2);
@@ -165,8 +176,9 @@ TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
       victims.insert(static_cast<int>(rng() % static_cast<uint64_t>(n)));
     for (int v : victims)
       w.tap(v).cut_after(rng() % 12);
-    SCOPED_TRACE(fmt::format("trial {}: n={} {} seed {} victims {}", trial, n, c.describe(),
-                             options.seed, fmt::join(victims, ",")));
+    SCOPED_TRACE(fmt::format("trial {}: n={} {} seed {} victims {} notices {}", trial, n,
+                             c.describe(), options.seed, fmt::join(victims, ","),
+                             static_cast<int>(policy)));
     w.drive_all();
     EXPECT_EQ(w.verify(0), "");
     EXPECT_EQ(w.verify(1), "");

@@ -42,6 +42,12 @@ Blob FenceWorld::blob(int rank, uint64_t generation) {
   return out;
 }
 
+bool FenceWorld::got(int rank, uint64_t generation) {
+  const auto& mine = results_[static_cast<size_t>(rank)];
+  if (generation < mine.size() && mine[generation]) return true;
+  return engine(rank).delivered(generation);
+}
+
 void FenceWorld::start(int rank) {
   const uint64_t g = started_[static_cast<size_t>(rank)]++;
   const Blob mine = blob(rank, g);
@@ -70,42 +76,76 @@ void FenceWorld::kill(int rank, const std::vector<int>& told) {
   }
 }
 
+void FenceWorld::set_notices(Notices policy, uint64_t seed, size_t max_delay_rounds) {
+  policy_ = policy;
+  rng_.seed(seed);
+  max_delay_ = max_delay_rounds;
+}
+
 void FenceWorld::tell(int rank) {
   for (const FailureNotice& notice : notices_)
     engine(rank).on_notice(notice);
 }
 
-void FenceWorld::drive(const std::function<bool()>& pred, size_t max_rounds, bool quiet_cut) {
-  for (size_t round = 0;; ++round) {
-    for (int r = 0; r < size(); ++r) {
-      if (!alive(r)) continue;
-      if (tap(r).cut()) {
-        kill(r, quiet_cut ? std::vector<int>{r} : std::vector<int>{});  // {r}: nobody
-        continue;
-      }
-      engine(r).poll();
-      engine(r).check_error();
-      auto& mine = results_[static_cast<size_t>(r)];
-      for (uint64_t g = 0; g < mine.size(); ++g)
-        if (!mine[g] && engine(r).delivered(g)) mine[g] = engine(r).take_result(g);
+void FenceWorld::schedule_notices(const FailureNotice& notice) {
+  int first = -1;
+  for (int r = 0; r < size(); ++r) {
+    if (!alive(r)) continue;
+    if (first < 0) first = r;
+    const bool told =
+        policy_ == Notices::all || r == first || (policy_ == Notices::random && rng_() % 2 == 0);
+    if (!told) continue;
+    const size_t delay = max_delay_ > 0 ? rng_() % (max_delay_ + 1) : 0;
+    if (r == first) {
+      // The root hears everything, in order (a new root may have missed
+      // notices its dead predecessor never relayed).
+      for (const FailureNotice& earlier : notices_)
+        pending_.push_back({round_ + delay, r, earlier});
+    } else {
+      pending_.push_back({round_ + delay, r, notice});
     }
+  }
+}
+
+void FenceWorld::sweep(bool quiet_cut) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->due <= round_ && alive(it->rank)) engine(it->rank).on_notice(it->notice);
+    it = it->due <= round_ || !alive(it->rank) ? pending_.erase(it) : it + 1;
+  }
+  for (int r = 0; r < size(); ++r) {
+    if (!alive(r)) continue;
+    if (tap(r).cut()) {
+      if (quiet_cut || policy_ != Notices::all || max_delay_ > 0) {
+        kill(r, {r});  // nobody yet
+        if (!quiet_cut) schedule_notices(notices_.back());
+      } else {
+        kill(r);
+      }
+      continue;
+    }
+    engine(r).poll();
+    engine(r).check_error();
+    auto& mine = results_[static_cast<size_t>(r)];
+    for (uint64_t g = 0; g < mine.size(); ++g)
+      if (!mine[g] && engine(r).delivered(g)) mine[g] = engine(r).take_result(g);
+  }
+}
+
+void FenceWorld::drive(const std::function<bool()>& pred, size_t max_rounds, bool quiet_cut) {
+  for (size_t round = 0;; ++round, ++round_) {
+    sweep(quiet_cut);
     if (pred()) return;
     if (round == max_rounds) {
       throw Error(Errc::timeout,
                   fmt::format("fence world: not done after {} rounds\n{}", max_rounds, describe()));
     }
     const bool active = world_.progress_all();
-    if (!active && world_.quiescent() && !pred()) {
-      // One more pass: engines may have deferred work that needs a poll.
-      bool more = false;
-      for (int r = 0; r < size(); ++r)
-        if (alive(r) && tap(r).cut()) more = true;
-      if (!more) {
-        for (int r = 0; r < size(); ++r)
-          if (alive(r)) engine(r).poll();
-        if (world_.quiescent() && !pred()) {
-          throw Error(Errc::timeout, fmt::format("fence world: stalled\n{}", describe()));
-        }
+    if (!active && world_.quiescent() && pending_.empty()) {
+      // Engines may have work that only a poll starts (a deferred fence).
+      sweep(quiet_cut);
+      if (pred()) return;
+      if (world_.quiescent()) {
+        throw Error(Errc::timeout, fmt::format("fence world: stalled\n{}", describe()));
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct SentMessage {
   tag::Topology topology = tag::Topology::routing;
   uint64_t generation = 0;
   uint64_t tree_version = 0;
+  bool retired = false;  // ack: "retired"
 };
 
 class TapTransport final : public Transport {
@@ -84,9 +86,19 @@ class FenceWorld {
   // (0 .. ~300 bytes) so the encoding of variable blobs is exercised.
   static Blob blob(int rank, uint64_t generation);
 
+  // Whether `rank` holds the result of `generation` (collected or not).
+  bool got(int rank, uint64_t generation);
+
   // Every living rank starts its next fence with blob(rank, generation).
   void start_all();
   void start(int rank);
+
+  // How the "launcher" tells survivors of a cut rank that drive() departs:
+  // everyone at once (default); only the first living rank, so the view
+  // must travel the root's relay; or the first living rank plus each other
+  // survivor with probability 1/2 - each after a random 0..max_delay rounds.
+  enum class Notices { all, root_only, random };
+  void set_notices(Notices policy, uint64_t seed, size_t max_delay_rounds);
 
   // Departs `rank` and hands notice (rank, next version) to the living
   // ranks in `told` (all survivors when empty; {rank} tells nobody).
@@ -110,6 +122,9 @@ class FenceWorld {
   std::string describe();
 
  private:
+  // Departs cut ranks, polls every engine, collects delivered results.
+  void sweep(bool quiet_cut);
+  void schedule_notices(const FailureNotice& notice);
   MemoryWorld world_;
   std::vector<SentMessage> log_;
   std::vector<std::unique_ptr<TapTransport>> taps_;
@@ -118,6 +133,16 @@ class FenceWorld {
   std::vector<std::vector<std::optional<runtime::FenceResult>>> results_;
   std::set<int> dead_;
   std::vector<FailureNotice> notices_;  // every notice issued, in order
+  Notices policy_ = Notices::all;
+  std::mt19937_64 rng_{1};
+  size_t max_delay_ = 0;
+  size_t round_ = 0;
+  struct Pending {
+    size_t due;
+    int rank;
+    FailureNotice notice;
+  };
+  std::vector<Pending> pending_;
 };
 
 }  // namespace grove::testing

@@ -127,7 +127,8 @@ TEST(LiveTree, SubtreeAndDepth) {
   EXPECT_EQ(tree.depth(), 2);
   EXPECT_EQ(LiveTree(1, 0, {}, 2).depth(), 0);
   EXPECT_EQ(LiveTree(64, 0, {}, 64).depth(), 1);
-  EXPECT_EQ(LiveTree(65, 0, {}, 64).depth(), 2);
+  EXPECT_EQ(LiveTree(65, 0, {}, 64).depth(), 1);
+  EXPECT_EQ(LiveTree(66, 0, {}, 64).depth(), 2);
 }
 
 TEST(LiveTree, BadInputIsNamed) {
