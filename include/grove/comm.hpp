@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "grove/request.hpp"
 #include "grove/types.hpp"
@@ -20,7 +21,25 @@ namespace grove {
 
 namespace detail {
 struct CommState;
-}
+struct FenceCall;
+}  // namespace detail
+
+// A fence in flight (Comm::ifence). test() advances communication and reports
+// whether this rank holds the result; wait() blocks (wait_policy, bounded by
+// timeout_ms) and returns it: every rank's blob, indexed by rank, departed
+// ranks' entries empty. departed() names those ranks once complete. Both
+// throw grove::Error on failure (peers configured differently, a timeout).
+class FenceRequest {
+ public:
+  FenceRequest() = default;
+  explicit FenceRequest(std::shared_ptr<detail::FenceCall> call);
+  bool test();
+  std::vector<std::vector<std::byte>> wait();
+  const std::vector<int>& departed() const;
+
+ private:
+  std::shared_ptr<detail::FenceCall> call_;
+};
 
 class Comm {
  public:
@@ -192,6 +211,16 @@ class Comm {
                       ReduceOp op) {
     reduce_scatter(std::as_bytes(send), std::as_writable_bytes(recv), datatype_of<T>(), op);
   }
+
+  // The fence: an allgather of variable-size blobs (the "modex") that keeps
+  // going while ranks depart (grove run --on-failure=notify). Returns every
+  // living rank's blob, indexed by rank; a departed rank's entry is empty
+  // (FenceRequest::departed() names them). A barrier is a fence with empty
+  // blobs. Contributions roll up a k-ary tree (rollup_radix) and the result
+  // is released down a derived low-radix tree (release_radix,
+  // low_radix_release); docs/fence.md. World communicator only.
+  std::vector<std::vector<std::byte>> fence(std::span<const std::byte> mine);
+  FenceRequest ifence(std::span<const std::byte> mine);
 
   // Communicators. split: the ranks that pass the same `color` (>= 0) form a
   // new communicator, ranked by (key, rank here); dup: the same ranks. Each

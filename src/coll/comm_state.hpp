@@ -11,6 +11,10 @@
 #include "sched/schedule.hpp"
 #include "transport/transport.hpp"
 
+namespace grove::runtime {
+class FenceEngine;
+}
+
 namespace grove::detail {
 
 struct SessionState {
@@ -52,6 +56,9 @@ struct CommState {
   uint32_t context = 0;
   uint32_t next_sequence = 0;  // 16 bits on the wire; wraps
   ScheduleCache cache;
+  // The reliable fence of this communicator (src/runtime/), made by the
+  // first Comm::fence; replaced between fences if its parameters change.
+  std::shared_ptr<runtime::FenceEngine> fence;
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

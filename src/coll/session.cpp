@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "coll/comm_state.hpp"
+#include "coll/fence_call.hpp"
 #include "core/params.hpp"
 #include "sched/wait.hpp"
 #include "transport/ucx/ucx_transport.hpp"
@@ -72,11 +73,18 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
 }
 
 Session::~Session() {
-  // Nobody disconnects while a peer may still send to it.
-  try {
-    world_->barrier();
-  } catch (const Error& e) {
-    fmt::print(stderr, "grove: rank {}: finalize barrier failed: {}\n", rank(), e.what());
+  // Nobody disconnects while a peer may still send to it. A job that used
+  // the fence ends with one (it tolerates departed ranks, and every rank
+  // waits until it owes no peer a release replay); others with a barrier.
+  // Every rank takes the same branch: the fence is collective.
+  if (world_->state().fence) {
+    detail::finalize_with_fence(*world_);
+  } else {
+    try {
+      world_->barrier();
+    } catch (const Error& e) {
+      fmt::print(stderr, "grove: rank {}: finalize barrier failed: {}\n", rank(), e.what());
+    }
   }
   world_.reset();
   state_->transport.reset();

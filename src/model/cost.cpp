@@ -113,6 +113,11 @@ double sum_doubling(int steps, double block, const PortModel& m) {
   return t;
 }
 
+// Powers of two whose vector splits into P equal parts.
+bool even_split(const CostCase& c) {
+  return is_power(c.ranks, 2) && std::fmod(c.bytes, c.ranks) == 0;
+}
+
 using Cost = std::function<double(const CostCase&, const PortModel&)>;
 using When = std::function<bool(const CostCase&)>;
 
@@ -294,6 +299,99 @@ std::vector<ClosedForm> make_forms() {
                    }));
   f.push_back(form("allgatherv", "gather_bcast", "as allgather gather_bcast with the largest block",
                    "none", never, 4.0, false, gather_bcast));
+  // --------------------------------------------------------- alltoall
+  f.push_back(form("alltoall", "linear", "(P-1) u(m) + L", "(P-1)g(m) + L [DER]; (P-1)(a+mb) [DER]",
+                   always, 0, false, [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                   }));
+  f.push_back(form("alltoall", "pairwise", "(P-1) u(m) + L",
+                   "(P-1)(g(m) + L) [DER]: steps do not wait for each other; (p-1)a + nb [MPICH]",
+                   always, 0, false, [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                   }));
+  f.push_back(form("alltoall", "bruck",
+                   "sum_k (u(c_k m) + L), c_k = #{j in [1, P): bit k of j set}",
+                   "ceil(log2 P)(a + (P/2) m b) [DER]; lgp a + (n/2) lgp b [MPICH]", power_of_two,
+                   0.5, true, [](const CostCase& c, const PortModel& m) {
+                     double t = 0;
+                     for (int64_t bit = 1; bit < c.ranks; bit *= 2) {
+                       double blocks = 0;
+                       for (int64_t j = 1; j < c.ranks; ++j)
+                         blocks += (j & bit) ? 1 : 0;
+                       t += m.u(blocks * c.bytes) + m.lambda;
+                     }
+                     return t;
+                   }));
+  f.push_back(form("alltoallv", "pairwise", "(P-1) u(largest block) + L", "as alltoall pairwise",
+                   never, 0.05, false, [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                   }));
+  // ------------------------------------------------------- reductions
+  // n = the vector's bytes; local reductions cost nothing (gamma = 0).
+  auto halving = [](int p, double n, const PortModel& m) {
+    double t = 0;
+    for (int64_t part = 2; part <= p; part *= 2)
+      t += m.u(n / static_cast<double>(part)) + m.lambda;
+    return t;
+  };
+  f.push_back(form("reduce", "binomial",
+                   "floor(log2 P) (u(n) + L), other P + w(n): the most hops to the root; children "
+                   "arrive apart at powers of two",
+                   "lgp(a + nb + ng) [MPICH]", power_of_two, 0.3, true,
+                   [](const CostCase& c, const PortModel& m) {
+                     // Other P: two children can arrive together; one waits w(n).
+                     const double queue = is_power(c.ranks, 2) ? 0 : m.w(c.bytes);
+                     return floor_log2(c.ranks) * (m.u(c.bytes) + m.lambda) + queue;
+                   }));
+  f.push_back(form("reduce", "rabenseifner",
+                   "2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + (u(n) + L) for the fold",
+                   "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", even_split, 0.3, true,
+                   [halving](const CostCase& c, const PortModel& m) {
+                     const int p2 = 1 << floor_log2(c.ranks);
+                     const double fold = p2 == c.ranks ? 0 : m.u(c.bytes) + m.lambda;
+                     return fold + 2 * halving(p2, c.bytes, m);
+                   }));
+  f.push_back(form("allreduce", "recursive_doubling",
+                   "log2(P) (u(n) + L); other P: + 2 (u(n) + L) (fold, unfold)",
+                   "lgp(a + nb + ng) [MPICH]", power_of_two, 0.4, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     const int d = floor_log2(c.ranks);
+                     const bool fold = (1 << d) != c.ranks;
+                     return (d + (fold ? 2 : 0)) * (m.u(c.bytes) + m.lambda);
+                   }));
+  f.push_back(form(
+      "allreduce", "ring", "2 (P-1) (u(ceil(n/P)) + L)",
+      "(p-1)a + n(p-1)/p b twice (reduce-scatter + allgather) [MPICH]",
+      [](const CostCase& c) { return std::fmod(c.bytes, c.ranks) == 0; }, 0.05, false,
+      [](const CostCase& c, const PortModel& m) {
+        return 2 * (c.ranks - 1) * (m.u(std::ceil(c.bytes / c.ranks)) + m.lambda);
+      }));
+  f.push_back(form("allreduce", "rabenseifner",
+                   "2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + 2 (u(n) + L) (fold, unfold)",
+                   "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", even_split, 0.3, true,
+                   [halving](const CostCase& c, const PortModel& m) {
+                     const int p2 = 1 << floor_log2(c.ranks);
+                     const double fold = p2 == c.ranks ? 0 : 2 * (m.u(c.bytes) + m.lambda);
+                     return fold + 2 * halving(p2, c.bytes, m);
+                   }));
+  f.push_back(form("reduce_scatter", "ring", "(P-1) (u(m) + L), m = one block",
+                   "(p-1)a + n(p-1)/p (b+g) [MPICH, pairwise]", always, 0, false,
+                   [](const CostCase& c, const PortModel& m) {
+                     return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                   }));
+  f.push_back(form("reduce_scatter", "recursive_halving",
+                   "sum_{i=1}^{log2 P} (u(ceil(P / 2^i) m) + L); other P: + (u(P m) + L) to fold "
+                   "and (u(m) + L) to hand a block back",
+                   "lgp a + n(p-1)/p (b+g) [MPICH]", power_of_two, 0.4, true,
+                   [](const CostCase& c, const PortModel& m) {
+                     const int p2 = 1 << floor_log2(c.ranks);
+                     double t = 0;
+                     for (int64_t part = 2; part <= p2; part *= 2)
+                       t +=
+                           m.u(std::ceil(static_cast<double>(c.ranks) / part) * c.bytes) + m.lambda;
+                     if (p2 != c.ranks) t += m.u(c.ranks * c.bytes) + m.u(c.bytes) + 2 * m.lambda;
+                     return t;
+                   }));
   return f;
 }
 

@@ -44,10 +44,11 @@ Comparison compare_with_sim(const std::string& collective, const std::string& al
   const coll::AlgorithmSpec spec = coll::parse_algorithm(collective, algorithm);
   const ClosedForm& form = closed_form(collective, spec.name);
   Comparison c;
-  // allgatherv's closed form takes the largest block; the simulated job's
+  // allgatherv's and alltoallv's closed forms take the largest block; the simulated job's
   // blocks are bytes .. bytes + 2 (model/sim_jobs.cpp).
   const double formula_bytes =
-      static_cast<double>(bytes) + (collective == "allgatherv" && bytes > 0 ? 2 : 0);
+      static_cast<double>(bytes) +
+      ((collective == "allgatherv" || collective == "alltoallv") && bytes > 0 ? 2 : 0);
   c.formula_us = predict_us(collective, algorithm, ranks, formula_bytes, port_model(params));
   c.exact = form.exact_when(CostCase{&spec, ranks, static_cast<double>(bytes)});
   c.tolerance = form.tolerance;

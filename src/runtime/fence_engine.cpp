@@ -12,28 +12,37 @@ std::string FenceConfig::describe() const {
                      release_radix, low_radix_release ? "on" : "off");
 }
 
-FenceEngine::FenceEngine(Transport& transport, uint32_t context, FenceConfig config)
+FenceEngine::FenceEngine(Transport& transport, uint32_t context, FenceConfig config,
+                         FenceHandover handover)
     : transport_(transport),
       context_(context),
       config_(config),
       self_(transport.rank()),
       size_(transport.size()),
-      bcast_(*this, config.release_delay) {
+      bcast_(*this, config.release_delay),
+      first_generation_(handover.next_generation),
+      next_generation_(handover.next_generation) {
   if (config_.routing_radix < 2 || config_.release_radix < 2) {
     throw Error(
         Errc::invalid_parameter,
         fmt::format("rank {}: fence: radices must be at least 2 ({})", self_, config_.describe()));
   }
   warn_if_release_is_routing(config_, self_);
+  view_ = handover.view;
+  for (const FailureNotice& notice : handover.early_notices)
+    early_notices_[notice.version] = notice;
   for (tag::Topology path : {tag::Topology::routing, tag::Topology::release}) {
     transport_.set_am_handler(fence_am_id(path, context_),
                               [this, path](int source, std::span<const std::byte> bytes) {
                                 on_message(path, source, bytes);
                               });
   }
+  for (const FutureMessage& f : handover.future)
+    on_message(f.path, f.source, f.bytes);
 }
 
 FenceEngine::~FenceEngine() {
+  if (handed_over_) return;
   for (tag::Topology path : {tag::Topology::routing, tag::Topology::release})
     transport_.set_am_handler(fence_am_id(path, context_), {});
 }
@@ -79,41 +88,60 @@ void FenceEngine::check_error() const {
 // The topology and the radices are stamped on every message: a peer
 // configured differently is a deployment error, reported by name, because
 // without this check the two would derive different trees and hang.
-void FenceEngine::check_config(const FenceHeader& h, tag::Topology path, int source) {
+bool FenceEngine::config_matches(const FenceHeader& h) const {
+  return static_cast<int>(h.routing_radix) == config_.routing_radix &&
+         h.low_radix_release == config_.low_radix_release &&
+         (!config_.low_radix_release || static_cast<int>(h.release_radix) == config_.release_radix);
+}
+
+Error FenceEngine::mismatch_error(const FenceHeader& h, int source) const {
   FenceConfig theirs = config_;
   theirs.routing_radix = static_cast<int>(h.routing_radix);
   theirs.release_radix = static_cast<int>(h.release_radix);
   theirs.low_radix_release = h.low_radix_release;
-  const bool same = theirs.routing_radix == config_.routing_radix &&
-                    theirs.low_radix_release == config_.low_radix_release &&
-                    (!config_.low_radix_release || theirs.release_radix == config_.release_radix);
-  if (!same) {
-    throw Error(Errc::mismatch,
-                fmt::format("rank {}: fence on communicator {}: rank {} runs it with {}, this rank "
-                            "with {}; set the same rollup_radix, release_radix and "
-                            "low_radix_release on every rank",
-                            self_, context_, source, theirs.describe(), config_.describe()));
-  }
+  return Error(Errc::mismatch,
+               fmt::format("rank {}: fence on communicator {}: rank {} runs it with {}, this rank "
+                           "with {}; set the same rollup_radix, release_radix and "
+                           "low_radix_release on every rank",
+                           self_, context_, source, theirs.describe(), config_.describe()));
+}
+
+void FenceEngine::check_topology(const FenceHeader& h, tag::Topology path, int source) const {
   const bool release_kind = h.kind == FenceKind::release || h.kind == FenceKind::ack;
   const tag::Topology expected = release_kind ? config_.release_topology() : tag::Topology::routing;
-  if (h.topology != path || h.topology != expected) {
-    throw Error(
-        Errc::mismatch,
-        fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped "
-                    "topology {} and arrived on the {} path; this rank expects topology {}",
-                    self_, context_, fence_kind_name(h.kind), source, static_cast<int>(h.topology),
-                    static_cast<int>(path), static_cast<int>(expected)));
-  }
+  if (h.topology == path && h.topology == expected) return;
+  throw Error(
+      Errc::mismatch,
+      fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped "
+                  "topology {} and arrived on the {} path; this rank expects topology {}",
+                  self_, context_, fence_kind_name(h.kind), source, static_cast<int>(h.topology),
+                  static_cast<int>(path), static_cast<int>(expected)));
 }
 
 void FenceEngine::on_message(tag::Topology path, int source, std::span<const std::byte> bytes) {
   try {
     const FenceMessage m = decode_fence_message(bytes, source);
-    check_config(m.header, path, source);
-    if (m.header.context != context_) {
+    const FenceHeader& h = m.header;
+    if (h.context != context_) {
       throw Error(Errc::protocol,
                   fmt::format("rank {}: fence: rank {} sent context {} on the path of context {}",
-                              self_, source, m.header.context, context_));
+                              self_, source, h.context, context_));
+    }
+    if (h.kind != FenceKind::view) {
+      if (h.generation < first_generation_) {
+        ++stats_.stale;  // of this communicator's previous fence configuration
+        return;
+      }
+      if (!config_matches(h)) {
+        // A fence this rank has not started yet may legitimately run under
+        // parameters it has not switched to yet: decide when it starts.
+        if (h.generation >= next_generation_) {
+          future_.push_back({path, source, Blob(bytes.begin(), bytes.end()), h.generation});
+          return;
+        }
+        throw mismatch_error(h, source);
+      }
+      check_topology(h, path, source);
     }
     if (!view_.alive(source)) {
       // A message of a rank this rank knows has departed (sent before it
@@ -124,19 +152,19 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
       ++stats_.from_departed;
       return;
     }
-    const OpId id{m.header.topology, context_, m.header.generation};
-    switch (m.header.kind) {
+    const OpId id{h.topology, context_, h.generation};
+    switch (h.kind) {
       case FenceKind::rollup:
         on_rollup(source, m);
         break;
       case FenceKind::release:
-        bcast_.on_payload(id, source, m.header.tree_version, m.payload, m.release_started);
+        bcast_.on_payload(id, source, h.tree_version, m.payload, m.release_started);
         break;
       case FenceKind::ack:
-        bcast_.on_ack(id, source, m.header.tree_version, m.retired, m.held_latest);
+        bcast_.on_ack(id, source, h.tree_version, m.retired, m.held_latest);
         break;
       case FenceKind::view:
-        adopt_view(std::set<int>(m.departed.begin(), m.departed.end()), m.header.tree_version);
+        adopt_view(std::set<int>(m.departed.begin(), m.departed.end()), h.tree_version);
         break;
       case FenceKind::release_up:
         on_release_up(m);
@@ -148,11 +176,6 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
   }
 }
 
-// A notice names one departure; it extends the view only if it is the next
-// version. A later one waits until the gap is filled (by the missing
-// notices or a relayed view): applying it early would give a version that
-// claims departures this rank does not know, and trees derived from it
-// would disagree with everyone else's.
 bool FenceEngine::on_notice(const FailureNotice& notice) {
   if (notice.version <= view_.version) return false;
   early_notices_[notice.version] = notice;
@@ -218,8 +241,40 @@ void FenceEngine::view_changed() {
 uint64_t FenceEngine::start(std::span<const std::byte> mine) {
   const uint64_t generation = next_generation_++;
   deferred_.emplace(generation, Blob(mine.begin(), mine.end()));
+  // Messages that arrived stamped differently for this generation are
+  // judged now: this rank's configuration for it is known.
+  std::vector<FutureMessage> ready;
+  for (auto it = future_.begin(); it != future_.end();) {
+    if (it->generation < next_generation_) {
+      ready.push_back(std::move(*it));
+      it = future_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const FutureMessage& f : ready)
+    on_message(f.path, f.source, f.bytes);
   poll();
   return generation;
+}
+
+FenceHandover FenceEngine::hand_over() {
+  for (tag::Topology path : {tag::Topology::routing, tag::Topology::release})
+    transport_.set_am_handler(fence_am_id(path, context_), {});
+  handed_over_ = true;
+  FenceHandover out;
+  out.view = view_;
+  out.next_generation = next_generation_;
+  out.future = std::move(future_);
+  for (const auto& [version, notice] : early_notices_)
+    out.early_notices.push_back(notice);
+  return out;
+}
+
+bool FenceEngine::in_flight() const {
+  for (const auto& [generation, round] : rounds_)
+    if (round.started && !round.release) return true;
+  return !deferred_.empty();
 }
 
 void FenceEngine::begin(uint64_t generation, Blob mine) {
@@ -317,7 +372,7 @@ void FenceEngine::maybe_release_up(uint64_t generation) {
 }
 
 void FenceEngine::delivered(const OpId& id, const std::shared_ptr<const Blob>& payload,
-                            double started) {
+                            double started, double held) {
   Round& round = rounds_[id.generation];
   round.release = payload;
   try {
@@ -331,7 +386,7 @@ void FenceEngine::delivered(const OpId& id, const std::shared_ptr<const Blob>& p
   if (config_.timing) {
     FenceTiming& t = timings_[id.generation];
     t.started = started;
-    t.held = transport_.now();
+    t.held = held;
     t.payload_bytes = payload->size();
     while (timings_.size() > 64)
       timings_.erase(timings_.begin());
@@ -368,7 +423,6 @@ void FenceEngine::poll() {
   uint64_t newest_held = 0;
   for (const auto& [generation, round] : rounds_)
     if (round.release) newest_held = generation;
-  if (getenv("FDBG")) fprintf(stderr, "rank %d poll newest %lu below %lu\n", self_, (unsigned long)newest_held, (unsigned long)retired_below_);
   if (newest_held >= 1 && newest_held - 1 > retired_below_) {
     retired_below_ = newest_held - 1;
     rounds_.erase(rounds_.begin(), rounds_.lower_bound(retired_below_));

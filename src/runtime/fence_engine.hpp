@@ -64,6 +64,26 @@ struct FenceConfig {
   }
   // "rollup_radix=64 release_radix=4 low_radix_release=on"
   std::string describe() const;
+  bool operator==(const FenceConfig&) const = default;
+};
+
+// A message stamped with another configuration for a fence this rank has
+// not started yet: judged once it starts it.
+struct FutureMessage {
+  tag::Topology path = tag::Topology::routing;
+  int source = -1;
+  Blob bytes;
+  uint64_t generation = 0;
+};
+
+// What one engine passes to the next when a communicator's fence
+// parameters change between fences: the failure view and the numbering
+// carry over; the new engine ignores the old configuration's late messages.
+struct FenceHandover {
+  FailureView view;
+  std::vector<FailureNotice> early_notices;
+  uint64_t next_generation = 0;
+  std::vector<FutureMessage> future;
 };
 
 // Prints a one-time warning (on `rank` == config.root) when the release tree
@@ -86,12 +106,15 @@ struct FenceStats {
   uint64_t released = 0;        // results built here as root
   uint64_t adopted_up = 0;      // results adopted from release_up
   uint64_t from_departed = 0;   // messages dropped: their sender had departed
+  uint64_t stale = 0;           // messages of a previous configuration, dropped
 };
 
 class FenceEngine final : public ReliableHost {
  public:
-  // Registers the AM handlers of `context` on `transport`.
-  FenceEngine(Transport& transport, uint32_t context, FenceConfig config);
+  // Registers the AM handlers of `context` on `transport`; `handover`
+  // continues a previous engine of the same communicator.
+  FenceEngine(Transport& transport, uint32_t context, FenceConfig config,
+              FenceHandover handover = {});
   ~FenceEngine() override;
   FenceEngine(const FenceEngine&) = delete;
   FenceEngine& operator=(const FenceEngine&) = delete;
@@ -108,6 +131,12 @@ class FenceEngine final : public ReliableHost {
   bool delivered(uint64_t generation) const { return results_.count(generation) != 0; }
   // The result of a delivered generation, moved out (once).
   FenceResult take_result(uint64_t generation);
+
+  // A fence started here is not held yet.
+  bool in_flight() const;
+  // Unregisters this engine and returns what its successor needs; the
+  // engine is inert afterwards.
+  FenceHandover hand_over();
 
   // Timed work (held forwards). Call after transport progress.
   void poll();
@@ -131,8 +160,8 @@ class FenceEngine final : public ReliableHost {
   uint64_t tree_version() const override { return view_.version; }
   const topo::LiveTree& tree(tag::Topology topology) override;
   void send(int peer, FenceMessage message) override;
-  void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload,
-                 double started) override;
+  void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload, double started,
+                 double held) override;
   void completed(const OpId& id, double held_latest) override;
   double now() const override { return transport_.now(); }
 
@@ -150,7 +179,9 @@ class FenceEngine final : public ReliableHost {
   };
 
   void on_message(tag::Topology path, int source, std::span<const std::byte> bytes);
-  void check_config(const FenceHeader& header, tag::Topology path, int source);
+  bool config_matches(const FenceHeader& header) const;
+  Error mismatch_error(const FenceHeader& header, int source) const;
+  void check_topology(const FenceHeader& header, tag::Topology path, int source) const;
   void record_error(const Error& error);
   void on_rollup(int source, const FenceMessage& message);
   void on_release_up(const FenceMessage& message);
@@ -175,8 +206,11 @@ class FenceEngine final : public ReliableHost {
   std::optional<topo::LiveTree> release_tree_;
   ReliableBcast bcast_;
   std::map<uint64_t, Round> rounds_;
-  uint64_t retired_below_ = 0;  // generations below: every living rank held them
-  uint64_t next_generation_ = 0;
+  uint64_t retired_below_ = 0;       // generations below: every living rank held them
+  const uint64_t first_generation_;  // this engine's first (earlier ones: a predecessor's)
+  uint64_t next_generation_;
+  std::vector<FutureMessage> future_;
+  bool handed_over_ = false;
   std::map<uint64_t, Blob> deferred_;  // contributions waiting for the previous generation
   std::map<uint64_t, FenceResult> results_;
   std::map<uint64_t, FenceTiming> timings_;  // fence_timing; the most recent few

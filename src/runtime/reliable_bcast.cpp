@@ -24,7 +24,7 @@ void ReliableBcast::hold(const OpId& id, Op& op, int from, std::shared_ptr<const
   if (from >= 0) op.askers.insert(from);
   // Delivered before any forward: a relay whose forward is held (or that
   // dies before forwarding) still completes its own fence.
-  host_.delivered(id, op.payload, started);
+  host_.delivered(id, op.payload, started, op.held_latest);
 }
 
 void ReliableBcast::originate(const OpId& id, std::shared_ptr<const Blob> payload, double started) {
@@ -36,7 +36,6 @@ void ReliableBcast::originate(const OpId& id, std::shared_ptr<const Blob> payloa
 
 void ReliableBcast::on_payload(const OpId& id, int from, uint64_t sender_version,
                                std::shared_ptr<const Blob> payload, double started) {
-  if (getenv("FDBG")) fprintf(stderr, "rank %d payload g%lu from %d retired %d\n", host_.self(), (unsigned long)id.generation, from, (int)retired(id));
   if (retired(id)) {
     ++stats_.retired_acks;
     send_ack(id, from, true, 0);

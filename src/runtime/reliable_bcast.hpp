@@ -65,9 +65,9 @@ class ReliableHost {
   virtual const topo::LiveTree& tree(tag::Topology topology) = 0;
   // Fills in the header's configuration and tree version, and sends.
   virtual void send(int peer, FenceMessage message) = 0;
-  // The payload of `id` is held here for the first time.
-  virtual void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload,
-                         double started) = 0;
+  // The payload of `id` is held here for the first time, since `held`.
+  virtual void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload, double started,
+                         double held) = 0;
   // This rank's subtree acknowledged `id` (the root: every rank holds it).
   virtual void completed(const OpId& id, double held_latest) = 0;
   virtual double now() const = 0;

@@ -127,3 +127,33 @@ add_test(NAME coll.mismatch_named
          COMMAND ${GROVE_EXPECT} 0 --match "mismatch: .*another collective, algorithm or parameters"
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_mismatch>)
 set_tests_properties(coll.mismatch_named PROPERTIES TIMEOUT 60)
+
+# ---- the reliable fence (issue 6) ----
+# Failure-free: variable blobs, overlapped ifences, a barrier-like fence.
+foreach(n 1 2 5 8 16)
+  add_test(NAME fence.basic.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_fence>)
+  set_tests_properties(fence.basic.n${n} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "fence ok: ${n} ranks")
+endforeach()
+# A release relay SIGKILLed while it holds the release (fence_release_delay_ms
+# widens the window): every survivor completes with identical bytes. Each
+# job kills K relays one round after another; repeated for ordering races.
+foreach(rep 1 2 3)
+  add_test(NAME fence.kill_relay.n8.r${rep}
+           COMMAND ${GROVE_EXPECT} 137 --match "fence kill ok: 6 survivors, 2 kills"
+                   --absent "check failed"
+                   -- ${GROVE_TOOL} run -n 8 --on-failure=notify --timeout 100
+                      --param wait_policy=block --param fence_release_delay_ms=300
+                      --param release_radix=2 --param timeout_ms=30000
+                      $<TARGET_FILE:mp_fence> kill 2)
+  add_test(NAME fence.kill_relay.n16.r${rep}
+           COMMAND ${GROVE_EXPECT} 137 --match "fence kill ok: 13 survivors, 3 kills"
+                   --absent "check failed"
+                   -- ${GROVE_TOOL} run -n 16 --on-failure=notify --timeout 100
+                      --param wait_policy=block --param fence_release_delay_ms=300
+                      --param release_radix=4 --param timeout_ms=30000
+                      $<TARGET_FILE:mp_fence> kill 3)
+  set_tests_properties(fence.kill_relay.n8.r${rep} fence.kill_relay.n16.r${rep}
+                       PROPERTIES TIMEOUT 120)
+endforeach()

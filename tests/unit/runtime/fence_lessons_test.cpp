@@ -186,8 +186,6 @@ TEST(FenceLessons, DuplicateAndRetiredReleasesAreNotInvolved) {
   for (const SentMessage& m : sent_by(w, 3))
     if (m.kind == FenceKind::ack && m.to == 5 && m.generation == 0) retired = m.retired;
   EXPECT_TRUE(retired);
-  for (const SentMessage& m : sent_by(w, 3))
-    if (m.kind == FenceKind::ack) fprintf(stderr, "ack to %d g%lu retired %d\n", m.to, (unsigned long)m.generation, (int)m.retired);
   EXPECT_GE(w.engine(3).release_stats().duplicates, 1u);
   EXPECT_NO_THROW(w.engine(3).check_error());
 }
