@@ -42,7 +42,8 @@ const params::BoolParam sim_overlap{
     "simulator: a send frees its worker thread once copied (true) or once on the wire (false)"};
 const params::RealParam sim_jitter{
     "sim_jitter", 0, 0, 100, "simulator: software cost noise, cost x (1 + jitter x uniform[0,1))"};
-const params::IntParam sim_seed{"sim_seed", 1, 0, INT64_MAX, "simulator: seed of the jitter"};
+const params::IntParam sim_seed{"sim_seed", 1, 0, int64_t{1} << 53,
+                                "simulator: seed of the jitter"};
 const params::StringParam sim_plogp_table{
     "sim_plogp_table", "", "simulator: pLogP table file (L, then bytes os_us or_us g_us rows)"};
 
