@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grove/comm.hpp"
@@ -27,6 +28,14 @@ class Driver {
   virtual Request start(Comm& comm) = 0;
   // Throws grove::Error naming the first wrong byte (rank, offset, values).
   virtual void verify(Comm& comm) = 0;
+  // Times a driver measures itself (seconds, one per call), reported on rank
+  // 0 as extra rows of the cell: (label, samples). The runner clears them
+  // before the timed loop and reads them after it. The fence reports its
+  // release coverage this way.
+  virtual void clear_side_samples() {}
+  virtual std::vector<std::pair<std::string, std::vector<double>>> side_samples(Comm&) {
+    return {};
+  }
 };
 
 // Every collective the suite knows, in table order.

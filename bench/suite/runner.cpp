@@ -40,8 +40,9 @@ struct LoopOps {
   bool agree(bool rank0_says) { return bench::agree(comm, rank0_says); }
 };
 
-CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
-                    const std::string& algorithm, size_t bytes, uint32_t generation) {
+// The cell's result, then (rank 0) one row per side measurement of the driver.
+std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& options,
+                                 const std::string& algorithm, size_t bytes, uint32_t generation) {
   params::ScopedSet force(driver.algorithm_param(), algorithm);
   driver.prepare(comm, bytes, generation);
   driver.start(comm).wait();
@@ -56,7 +57,9 @@ CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
   limits.cell_seconds = options.cell_seconds;
   limits.min_iterations = options.min_iterations;
   limits.max_iterations = options.max_iterations;
+  driver.clear_side_samples();
   time_cell(ops, limits, stamps);
+  auto side = driver.side_samples(comm);
 
   const auto starts = collect(comm, stamps.start);
   const auto ends = collect(comm, stamps.end);
@@ -66,12 +69,23 @@ CellResult run_cell(Comm& comm, Driver& driver, const RunOptions& options,
   cell.ranks = comm.size();
   cell.bytes = bytes;
   cell.cadence = options.cadence;
-  if (comm.rank() != 0) return cell;
+  if (comm.rank() != 0) return {cell};
   cell.samples = iteration_times(starts, ends, limits.streaming);
   cell.summary = stats::summarize(
       cell.samples, fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm, cell.ranks,
                                 cell.bytes, cadence_name(cell.cadence)));
-  return cell;
+  std::vector<CellResult> out{cell};
+  for (auto& [label, samples] : side) {
+    if (samples.empty()) continue;
+    CellResult extra = cell;
+    extra.algorithm = algorithm + "/" + label;
+    extra.samples = std::move(samples);
+    extra.summary = stats::summarize(
+        extra.samples, fmt::format("{}/{}/{}/{}/{}", extra.collective, extra.algorithm, extra.ranks,
+                                   extra.bytes, cadence_name(extra.cadence)));
+    out.push_back(std::move(extra));
+  }
+  return out;
 }
 
 }  // namespace
@@ -120,11 +134,15 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
   }
   std::vector<CellResult> results;
   uint32_t generation = 0;
+  size_t done = 0;
   for (const Planned& p : plan) {
-    CellResult cell = run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
+    std::vector<CellResult> cells =
+        run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
     if (comm.rank() == 0) {
-      results.push_back(std::move(cell));
-      if (on_cell) on_cell(results.size(), plan.size());
+      ++done;
+      for (CellResult& cell : cells)
+        results.push_back(std::move(cell));
+      if (on_cell) on_cell(done, plan.size());
     }
   }
   return results;

@@ -15,6 +15,11 @@ const params::StringParam allgather_algorithm{
     coll::algorithm_validator("allgather")};
 
 // `send` empty and in_place: the own block is already in `recv`.
+std::string describe_allgather(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("allgather({} B per rank{}, {})", plan.shape.count,
+                     plan.shape.in_place ? ", in place" : "", plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<const std::byte> send,
                                                   std::span<std::byte> recv, bool in_place) {
   detail::CommState& state = comm.state();
@@ -28,13 +33,17 @@ std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<co
     detail::check_length(state, "allgather", "the receive buffer", recv.size(), block * n);
     detail::check_disjoint(state, "allgather", send, recv);
   }
-  const coll::AlgorithmSpec spec = coll::resolve_allgather(
-      detail::forced_algorithm("allgather", allgather_algorithm.get()), state.size(), block);
-  const std::string name = coll::describe_allgather(spec);
-  auto schedule =
-      detail::cached_schedule(state, fmt::format("allgather/{}/{}/{}", name, block, in_place), [&] {
-        return coll::build_allgather({state.rank(), state.size(), block, in_place, spec});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::allgather, .in_place = in_place, .count = block};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_allgather(
+        detail::forced_algorithm("allgather", allgather_algorithm.get()), state.size(), block);
+    p.algorithm = coll::describe_allgather(spec);
+    p.stamp = detail::stamp_for("allgather", p.algorithm);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_allgather({state.rank(), state.size(), block, in_place, spec}));
+    p.describe = &describe_allgather;
+  });
   sched::Buffers buffers;
   if (!in_place) {
     buffers.input = send.data();
@@ -42,10 +51,7 @@ std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<co
   }
   buffers.output = recv.data();
   buffers.output_length = recv.size();
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(),
-      fmt::format("allgather({} B per rank{}, {})", block, in_place ? ", in place" : "", name),
-      std::move(schedule), buffers, detail::stamp_for("allgather", name));
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

@@ -16,6 +16,10 @@ const params::StringParam allgatherv_algorithm{
     "Forces the allgatherv algorithm (ring, gather_bcast) or leaves it to auto",
     coll::algorithm_validator("allgatherv")};
 
+std::string describe_allgatherv(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("allgatherv({} B in all, {})", plan.shape.count, plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_allgatherv(const Comm& comm,
                                                    std::span<const std::byte> send,
                                                    std::span<std::byte> recv,
@@ -29,24 +33,24 @@ std::shared_ptr<detail::Operation> make_allgatherv(const Comm& comm,
   detail::check_blocks(state, "allgatherv", "receive buffer", counts, offsets, recv.size());
   detail::check_disjoint(state, "allgatherv", send, recv);
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
-  const coll::AlgorithmSpec spec = coll::resolve_allgatherv(
-      detail::forced_algorithm("allgatherv", allgatherv_algorithm.get()), state.size(), total);
-  const std::string name = coll::describe_allgatherv(spec);
-  coll::AllgathervArgs args{state.rank(),
-                            state.size(),
-                            std::vector<size_t>(counts.begin(), counts.end()),
-                            std::vector<size_t>(offsets.begin(), offsets.end()),
-                            false,
-                            spec};
-  auto schedule =
-      detail::cached_schedule(state,
-                              fmt::format("allgatherv/{}/{}/{}", name, detail::join_sizes(counts),
-                                          detail::join_sizes(offsets)),
-                              [&] { return coll::build_allgatherv(args); });
+  const detail::CallShape shape{
+      .collective = detail::Collective::allgatherv, .count = total, .lists = {counts, offsets}};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_allgatherv(
+        detail::forced_algorithm("allgatherv", allgatherv_algorithm.get()), state.size(), total);
+    p.algorithm = coll::describe_allgatherv(spec);
+    p.stamp = detail::stamp_for("allgatherv", p.algorithm);
+    coll::AllgathervArgs args{state.rank(),
+                              state.size(),
+                              std::vector<size_t>(counts.begin(), counts.end()),
+                              std::vector<size_t>(offsets.begin(), offsets.end()),
+                              false,
+                              spec};
+    p.schedule = std::make_shared<const sched::Schedule>(coll::build_allgatherv(args));
+    p.describe = &describe_allgatherv;
+  });
   sched::Buffers buffers{send.data(), send.size(), recv.data(), recv.size()};
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(), fmt::format("allgatherv({} B in all, {})", total, name),
-      std::move(schedule), buffers, detail::stamp_for("allgatherv", name));
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

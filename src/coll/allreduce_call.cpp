@@ -13,6 +13,12 @@ const params::StringParam allreduce_algorithm{
     "Forces the allreduce algorithm (recursive_doubling, ring, rabenseifner) or leaves it to auto",
     coll::algorithm_validator("allreduce")};
 
+std::string describe_allreduce(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("allreduce({} x {} {}{}, {})", plan.shape.count,
+                     datatype_name(plan.shape.dtype), reduce_op_name(plan.shape.op),
+                     plan.shape.in_place ? ", in place" : "", plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<const std::byte> send,
                                                   std::span<std::byte> recv, Datatype type,
                                                   ReduceOp op, bool in_place) {
@@ -25,16 +31,20 @@ std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<co
   detail::check_multiple(state, "allreduce", in_place ? "the in-place buffer" : "the send buffer",
                          recv.size(), datatype_size(type), datatype_name(type));
   const size_t count = recv.size() / datatype_size(type);
-  const coll::AlgorithmSpec spec = coll::resolve_allreduce(
-      detail::forced_algorithm("allreduce", allreduce_algorithm.get()), state.size(), count, type);
-  const std::string name = spec.to_string();
-  auto schedule = detail::cached_schedule(
-      state,
-      fmt::format("allreduce/{}/{}/{}/{}/{}", name, count, datatype_name(type), reduce_op_name(op),
-                  in_place),
-      [&] {
-        return coll::build_allreduce({state.rank(), state.size(), count, type, op, in_place, spec});
-      });
+  const detail::CallShape shape{.collective = detail::Collective::allreduce,
+                                .in_place = in_place,
+                                .dtype = type,
+                                .op = op,
+                                .count = count};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec =
+        coll::resolve_allreduce(detail::forced_algorithm("allreduce", allreduce_algorithm.get()),
+                                state.size(), count, type);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_allreduce({state.rank(), state.size(), count, type, op, in_place, spec}));
+    p.describe = &describe_allreduce;
+  });
   sched::Buffers buffers;
   if (!in_place) {
     buffers.input = send.data();
@@ -42,11 +52,7 @@ std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<co
   }
   buffers.output = recv.data();
   buffers.output_length = recv.size();
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(),
-      fmt::format("allreduce({} x {} {}{}, {})", count, datatype_name(type), reduce_op_name(op),
-                  in_place ? ", in place" : "", name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

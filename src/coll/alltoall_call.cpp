@@ -13,6 +13,11 @@ const params::StringParam alltoall_algorithm{
     "Forces the alltoall algorithm (linear, pairwise, bruck) or leaves it to auto",
     coll::algorithm_validator("alltoall")};
 
+std::string describe_alltoall(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("alltoall({} B per block{}, {})", plan.shape.count,
+                     plan.shape.in_place ? ", in place" : "", plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<const std::byte> send,
                                                  std::span<std::byte> recv, bool in_place) {
   detail::CommState& state = comm.state();
@@ -24,17 +29,20 @@ std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<con
   detail::check_multiple(state, "alltoall", in_place ? "the in-place buffer" : "the send buffer",
                          recv.size(), n, "blocks of every rank");
   const size_t block = recv.size() / n;
-  const coll::AlgorithmSpec spec = coll::resolve_alltoall(
-      detail::forced_algorithm("alltoall", alltoall_algorithm.get()), state.size(), block);
-  const std::string name = spec.to_string();
-  // The posting depth only bounds this rank's own messages: it is part of
-  // the schedule (the cache key) but not of the stamp.
-  const uint32_t posts =
-      spec.name == "pairwise" ? coll::alltoall_posting_depth(state.size(), block, block * n) : 0;
-  auto schedule = detail::cached_schedule(
-      state, fmt::format("alltoall/{}/{}/{}/{}", name, block, in_place, posts), [&] {
-        return coll::build_alltoall({state.rank(), state.size(), block, in_place, spec, posts});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::alltoall, .in_place = in_place, .count = block};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_alltoall(
+        detail::forced_algorithm("alltoall", alltoall_algorithm.get()), state.size(), block);
+    // The posting depth only bounds this rank's own messages: it is part of
+    // the schedule but not of the stamp.
+    const uint32_t posts =
+        spec.name == "pairwise" ? coll::alltoall_posting_depth(state.size(), block, block * n) : 0;
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_alltoall({state.rank(), state.size(), block, in_place, spec, posts}));
+    p.describe = &describe_alltoall;
+  });
   sched::Buffers buffers;
   if (!in_place) {
     buffers.input = send.data();
@@ -42,10 +50,7 @@ std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<con
   }
   buffers.output = recv.data();
   buffers.output_length = recv.size();
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(),
-      fmt::format("alltoall({} B per block{}, {})", block, in_place ? ", in place" : "", name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

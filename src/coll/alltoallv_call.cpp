@@ -18,6 +18,12 @@ std::vector<size_t> copy_of(std::span<const size_t> values) {
   return std::vector<size_t>(values.begin(), values.end());
 }
 
+// The send buffer's length is not part of the shape (blocks may leave gaps),
+// so it comes from the failing call's buffers.
+std::string describe_alltoallv(const detail::CallPlan& plan, const sched::Buffers& buffers) {
+  return fmt::format("alltoallv({} B to send, {})", buffers.input_length, plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_alltoallv(const Comm& comm, std::span<const std::byte> send,
                                                   std::span<std::byte> recv,
                                                   const Comm::AlltoallvLayout& layout) {
@@ -41,28 +47,27 @@ std::shared_ptr<detail::Operation> make_alltoallv(const Comm& comm, std::span<co
                     "(a rank's block to itself)",
                     state.rank(), self, layout.send_counts[self], self, layout.recv_counts[self]));
   }
-  const coll::AlgorithmSpec spec = coll::resolve_alltoallv(
-      detail::forced_algorithm("alltoallv", alltoallv_algorithm.get()), state.size());
-  const std::string name = spec.to_string();
-  coll::AlltoallvArgs args{state.rank(),
-                           state.size(),
-                           copy_of(layout.send_counts),
-                           copy_of(layout.send_offsets),
-                           copy_of(layout.recv_counts),
-                           copy_of(layout.recv_offsets),
-                           spec,
-                           0};
-  args.posts = coll::alltoallv_posting_depth(args);
-  auto schedule = detail::cached_schedule(
-      state,
-      fmt::format("alltoallv/{}/{}/{}/{}/{}/{}", name, args.posts,
-                  detail::join_sizes(layout.send_counts), detail::join_sizes(layout.send_offsets),
-                  detail::join_sizes(layout.recv_counts), detail::join_sizes(layout.recv_offsets)),
-      [&] { return coll::build_alltoallv(args); });
+  const detail::CallShape shape{
+      .collective = detail::Collective::alltoallv,
+      .lists = {layout.send_counts, layout.send_offsets, layout.recv_counts, layout.recv_offsets}};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_alltoallv(
+        detail::forced_algorithm("alltoallv", alltoallv_algorithm.get()), state.size());
+    coll::AlltoallvArgs args{state.rank(),
+                             state.size(),
+                             copy_of(layout.send_counts),
+                             copy_of(layout.send_offsets),
+                             copy_of(layout.recv_counts),
+                             copy_of(layout.recv_offsets),
+                             spec,
+                             0};
+    args.posts = coll::alltoallv_posting_depth(args);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(coll::build_alltoallv(args));
+    p.describe = &describe_alltoallv;
+  });
   sched::Buffers buffers{send.data(), send.size(), recv.data(), recv.size()};
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(), fmt::format("alltoallv({} B to send, {})", send.size(), name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

@@ -12,16 +12,22 @@ const params::StringParam barrier_algorithm{
     "Forces the barrier algorithm (dissemination, knomial:K, flat) or leaves it to auto",
     coll::algorithm_validator("barrier")};
 
+std::string describe_barrier(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("barrier({})", plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_barrier(const Comm& comm) {
   detail::CommState& state = comm.state();
-  const coll::AlgorithmSpec spec = coll::resolve_barrier(
-      detail::forced_algorithm("barrier", barrier_algorithm.get()), state.size());
-  const std::string name = spec.to_string();
-  auto schedule = detail::cached_schedule(state, "barrier/" + name, [&] {
-    return coll::build_barrier({state.rank(), state.size(), spec});
+  const detail::CallShape shape{.collective = detail::Collective::barrier};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_barrier(
+        detail::forced_algorithm("barrier", barrier_algorithm.get()), state.size());
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_barrier({state.rank(), state.size(), spec}));
+    p.describe = &describe_barrier;
   });
-  return std::make_shared<detail::Operation>(comm.state_ptr(), fmt::format("barrier({})", name),
-                                             std::move(schedule), sched::Buffers{}, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, sched::Buffers{});
 }
 
 }  // namespace
@@ -32,8 +38,12 @@ Request Comm::ibarrier() {
   return Request(std::move(operation));
 }
 
-void Comm::barrier() { ibarrier().wait(); }
+void Comm::barrier() {
+  ibarrier().wait();
+}
 
-Persistent Comm::barrier_init() { return Persistent(make_barrier(*this)); }
+Persistent Comm::barrier_init() {
+  return Persistent(make_barrier(*this));
+}
 
 }  // namespace grove

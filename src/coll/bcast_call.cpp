@@ -13,23 +13,28 @@ const params::StringParam bcast_algorithm{
     "knomial:K, scatter_allgather) or leaves it to auto",
     coll::algorithm_validator("bcast")};
 
+std::string describe_bcast(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("bcast(root {}, {} B, {})", plan.shape.root, plan.shape.count, plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_bcast(const Comm& comm, std::span<std::byte> buffer,
                                               int root) {
   detail::CommState& state = comm.state();
   detail::check_root(state, "bcast", root);
-  const coll::AlgorithmSpec spec = coll::resolve_bcast(
-      detail::forced_algorithm("bcast", bcast_algorithm.get()), state.size(), buffer.size());
-  const std::string name = spec.to_string();
-  auto schedule = detail::cached_schedule(
-      state, fmt::format("bcast/{}/{}/{}", name, root, buffer.size()), [&] {
-        return coll::build_bcast({state.rank(), state.size(), root, buffer.size(), spec});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::bcast, .root = root, .count = buffer.size()};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_bcast(
+        detail::forced_algorithm("bcast", bcast_algorithm.get()), state.size(), buffer.size());
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_bcast({state.rank(), state.size(), root, buffer.size(), spec}));
+    p.describe = &describe_bcast;
+  });
   sched::Buffers buffers;
   buffers.output = buffer.data();
   buffers.output_length = buffer.size();
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(), fmt::format("bcast(root {}, {} B, {})", root, buffer.size(), name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace
@@ -40,7 +45,9 @@ Request Comm::ibcast(std::span<std::byte> buffer, int root) {
   return Request(std::move(operation));
 }
 
-void Comm::bcast(std::span<std::byte> buffer, int root) { ibcast(buffer, root).wait(); }
+void Comm::bcast(std::span<std::byte> buffer, int root) {
+  ibcast(buffer, root).wait();
+}
 
 Persistent Comm::bcast_init(std::span<std::byte> buffer, int root) {
   return Persistent(make_bcast(*this, buffer, root));

@@ -3,6 +3,9 @@
 #include <map>
 #include <mutex>
 
+#include "core/params.hpp"
+#include "core/recycler.hpp"
+
 namespace grove::detail {
 
 void check_root(const CommState& comm, std::string_view collective, int root) {
@@ -22,12 +25,29 @@ void check_length(const CommState& comm, std::string_view collective, std::strin
   }
 }
 
-std::shared_ptr<const sched::Schedule> cached_schedule(
-    CommState& comm, const std::string& key, const std::function<sched::Schedule()>& build) {
-  if (auto found = comm.cache.find(key)) return found;
-  auto schedule = std::make_shared<const sched::Schedule>(build());
-  comm.cache.insert(key, schedule);
-  return schedule;
+const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShape& shape,
+                                                 FunctionRef<void(CallPlan&)> resolve) {
+  // Read before resolving: a parameter changed meanwhile makes the next call
+  // resolve again.
+  const uint64_t generation = params::generation();
+  const std::shared_ptr<const CallPlan>* cached = comm.cache.find(shape);
+  if (cached != nullptr && (*cached)->params_generation == generation) return *cached;
+  auto plan = std::make_shared<CallPlan>();
+  plan->shape = shape;
+  for (size_t i = 0; i < shape.lists.size(); ++i) {
+    plan->list_storage[i].assign(shape.lists[i].begin(), shape.lists[i].end());
+    plan->shape.lists[i] = plan->list_storage[i];
+  }
+  plan->params_generation = generation;
+  resolve(*plan);
+  return comm.cache.insert(std::move(plan));
+}
+
+std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm,
+                                          std::shared_ptr<const CallPlan> plan,
+                                          const sched::Buffers& buffers) {
+  return std::allocate_shared<Operation>(RecyclingAllocator<Operation>{}, comm, std::move(plan),
+                                         buffers);
 }
 
 coll::AlgorithmSpec forced_algorithm(std::string_view collective, const std::string& text) {

@@ -1,17 +1,24 @@
 #pragma once
 // What every collective's front end does before it starts: validate the
-// arguments, resolve the algorithm (forced parameter or `auto`), find or
-// build the schedule, and wrap it in an Operation.
+// arguments, find the call's plan (algorithm, stamp, schedule) by its shape,
+// and wrap it with the call's buffers in an Operation.
+//
+// Cost of a repeated call of one shape, after warm-up: a hash lookup, one
+// Operation in recycled memory and one pooled execution state; nothing is
+// parsed, formatted or allocated (names for errors are made only when an
+// error is reported).
 
-#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "coll/algorithm.hpp"
+#include "coll/call_plan.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/operation.hpp"
+#include "core/function_ref.hpp"
 #include "grove/error.hpp"
 
 namespace grove::detail {
@@ -23,9 +30,19 @@ void check_root(const CommState& comm, std::string_view collective, int root);
 void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
                   size_t have, size_t need);
 
-// The schedule for `key`, built by `build` on a cache miss.
-std::shared_ptr<const sched::Schedule> cached_schedule(CommState& comm, const std::string& key,
-                                                       const std::function<sched::Schedule()>& build);
+// The plan for `shape` on `comm`: the cached one if it was resolved under the
+// current parameters (params::generation), else a new one that `resolve`
+// fills in (algorithm and stamp, schedule, describe; the shape, its lists and
+// the generation are set here) and the cache keeps. `resolve` must depend
+// only on the shape, the communicator and parameters. The reference is valid
+// until the next plan_call on `comm`.
+const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShape& shape,
+                                                 FunctionRef<void(CallPlan&)> resolve);
+
+// A new Operation running `plan` on `buffers` (recycled memory).
+std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm,
+                                          std::shared_ptr<const CallPlan> plan,
+                                          const sched::Buffers& buffers);
 
 // Parses the value of a `<collective>_algorithm` parameter, remembering the
 // last text so repeated calls do not parse again.

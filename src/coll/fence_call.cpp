@@ -73,6 +73,10 @@ bool FenceCall::step() {
   return true;
 }
 
+FenceCall::~FenceCall() {
+  if (!done && engine) engine->forget(generation);
+}
+
 void FenceCall::wait() {
   if (done) return;
   const int notice_fd = comm->session ? comm->session->bootstrap->notice_fd() : -1;

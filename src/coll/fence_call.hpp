@@ -30,6 +30,8 @@ struct FenceCall {
   bool step();
   // Blocks until done (wait_policy, timeout_ms).
   void wait();
+  // A request dropped before completion: the engine need not keep its result.
+  ~FenceCall();
 };
 
 // Feeds the session's failure notices to a world communicator's fence,

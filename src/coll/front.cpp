@@ -59,7 +59,10 @@ void check_count_list(const CommState& comm, std::string_view collective, std::s
 
 void check_blocks(const CommState& comm, std::string_view collective, std::string_view buffer,
                   std::span<const size_t> counts, std::span<const size_t> offsets, size_t length) {
-  std::vector<std::pair<size_t, size_t>> blocks;  // (offset, count)
+  // (offset, count) of the non-empty blocks. Per thread and kept, so a
+  // repeated call allocates nothing once it has seen its number of ranks.
+  thread_local std::vector<std::pair<size_t, size_t>> blocks;
+  blocks.clear();
   size_t packed = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     const size_t offset = offsets.empty() ? packed : offsets[i];
@@ -80,10 +83,6 @@ void check_blocks(const CommState& comm, std::string_view collective, std::strin
                       collective, blocks[i - 1].first, blocks[i].first, buffer));
     }
   }
-}
-
-std::string join_sizes(std::span<const size_t> values) {
-  return fmt::format("{}", fmt::join(values, ","));
 }
 
 }  // namespace grove::detail

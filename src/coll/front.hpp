@@ -31,7 +31,4 @@ void check_count_list(const CommState& comm, std::string_view collective, std::s
 void check_blocks(const CommState& comm, std::string_view collective, std::string_view buffer,
                   std::span<const size_t> counts, std::span<const size_t> offsets, size_t length);
 
-// "3,0,7" for schedule cache keys.
-std::string join_sizes(std::span<const size_t> values);
-
 }  // namespace grove::detail

@@ -12,6 +12,11 @@ const params::StringParam gather_algorithm{
     "Forces the gather algorithm (flat, binomial, kary:K) or leaves it to auto",
     coll::algorithm_validator("gather")};
 
+std::string describe_gather(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("gather(root {}, {} B per rank, {})", plan.shape.root, plan.shape.count,
+                     plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const std::byte> send,
                                                std::span<std::byte> recv, int root) {
   detail::CommState& state = comm.state();
@@ -23,13 +28,16 @@ std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const
                          block * static_cast<size_t>(state.size()));
     detail::check_disjoint(state, "gather", send, recv);
   }
-  const coll::AlgorithmSpec spec = coll::resolve_gather(
-      detail::forced_algorithm("gather", gather_algorithm.get()), state.size(), block);
-  const std::string name = spec.to_string();
-  auto schedule =
-      detail::cached_schedule(state, fmt::format("gather/{}/{}/{}", name, root, block), [&] {
-        return coll::build_gather({state.rank(), state.size(), root, block, spec});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::gather, .root = root, .count = block};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_gather(
+        detail::forced_algorithm("gather", gather_algorithm.get()), state.size(), block);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_gather({state.rank(), state.size(), root, block, spec}));
+    p.describe = &describe_gather;
+  });
   sched::Buffers buffers;
   buffers.input = send.data();
   buffers.input_length = send.size();
@@ -37,9 +45,7 @@ std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const
     buffers.output = recv.data();
     buffers.output_length = recv.size();
   }
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(), fmt::format("gather(root {}, {} B per rank, {})", root, block, name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

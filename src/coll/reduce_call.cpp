@@ -12,6 +12,12 @@ const params::StringParam reduce_algorithm{
     "Forces the reduce algorithm (binomial, rabenseifner) or leaves it to auto",
     coll::algorithm_validator("reduce")};
 
+std::string describe_reduce(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("reduce(root {}, {} x {} {}, {})", plan.shape.root, plan.shape.count,
+                     datatype_name(plan.shape.dtype), reduce_op_name(plan.shape.op),
+                     plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const std::byte> send,
                                                std::span<std::byte> recv, Datatype type,
                                                ReduceOp op, int root) {
@@ -26,16 +32,19 @@ std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const
     detail::check_disjoint(state, "reduce", send, recv);
   }
   const size_t count = send.size() / datatype_size(type);
-  const coll::AlgorithmSpec spec = coll::resolve_reduce(
-      detail::forced_algorithm("reduce", reduce_algorithm.get()), state.size(), count, type);
-  const std::string name = spec.to_string();
-  auto schedule = detail::cached_schedule(
-      state,
-      fmt::format("reduce/{}/{}/{}/{}/{}", name, root, count, datatype_name(type),
-                  reduce_op_name(op)),
-      [&] {
-        return coll::build_reduce({state.rank(), state.size(), root, count, type, op, false, spec});
-      });
+  const detail::CallShape shape{.collective = detail::Collective::reduce,
+                                .dtype = type,
+                                .op = op,
+                                .root = root,
+                                .count = count};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_reduce(
+        detail::forced_algorithm("reduce", reduce_algorithm.get()), state.size(), count, type);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_reduce({state.rank(), state.size(), root, count, type, op, false, spec}));
+    p.describe = &describe_reduce;
+  });
   sched::Buffers buffers;
   buffers.input = send.data();
   buffers.input_length = send.size();
@@ -43,11 +52,7 @@ std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const
     buffers.output = recv.data();
     buffers.output_length = recv.size();
   }
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(),
-      fmt::format("reduce(root {}, {} x {} {}, {})", root, count, datatype_name(type),
-                  reduce_op_name(op), name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

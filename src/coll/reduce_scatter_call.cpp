@@ -13,6 +13,12 @@ const params::StringParam reduce_scatter_algorithm{
     "Forces the reduce_scatter algorithm (ring, recursive_halving) or leaves it to auto",
     coll::algorithm_validator("reduce_scatter")};
 
+std::string describe_reduce_scatter(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("reduce_scatter({} x {} {} per rank, {})", plan.shape.count,
+                     datatype_name(plan.shape.dtype), reduce_op_name(plan.shape.op),
+                     plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_reduce_scatter(const Comm& comm,
                                                        std::span<const std::byte> send,
                                                        std::span<std::byte> recv, Datatype type,
@@ -25,23 +31,19 @@ std::shared_ptr<detail::Operation> make_reduce_scatter(const Comm& comm,
                          datatype_size(type), datatype_name(type));
   detail::check_disjoint(state, "reduce_scatter", send, recv);
   const size_t count = recv.size() / datatype_size(type);
-  const coll::AlgorithmSpec spec = coll::resolve_reduce_scatter(
-      detail::forced_algorithm("reduce_scatter", reduce_scatter_algorithm.get()), state.size(),
-      count, type);
-  const std::string name = spec.to_string();
-  auto schedule = detail::cached_schedule(
-      state,
-      fmt::format("reduce_scatter/{}/{}/{}/{}", name, count, datatype_name(type),
-                  reduce_op_name(op)),
-      [&] {
-        return coll::build_reduce_scatter({state.rank(), state.size(), count, type, op, spec});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::reduce_scatter, .dtype = type, .op = op, .count = count};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_reduce_scatter(
+        detail::forced_algorithm("reduce_scatter", reduce_scatter_algorithm.get()), state.size(),
+        count, type);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_reduce_scatter({state.rank(), state.size(), count, type, op, spec}));
+    p.describe = &describe_reduce_scatter;
+  });
   sched::Buffers buffers{send.data(), send.size(), recv.data(), recv.size()};
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(),
-      fmt::format("reduce_scatter({} x {} {} per rank, {})", count, datatype_name(type),
-                  reduce_op_name(op), name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

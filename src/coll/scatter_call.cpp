@@ -12,6 +12,11 @@ const params::StringParam scatter_algorithm{
     "Forces the scatter algorithm (flat, binomial, chain) or leaves it to auto",
     coll::algorithm_validator("scatter")};
 
+std::string describe_scatter(const detail::CallPlan& plan, const sched::Buffers&) {
+  return fmt::format("scatter(root {}, {} B per rank, {})", plan.shape.root, plan.shape.count,
+                     plan.algorithm);
+}
+
 std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<const std::byte> send,
                                                 std::span<std::byte> recv, int root) {
   detail::CommState& state = comm.state();
@@ -23,13 +28,16 @@ std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<cons
                          block * static_cast<size_t>(state.size()));
     detail::check_disjoint(state, "scatter", send, recv);
   }
-  const coll::AlgorithmSpec spec = coll::resolve_scatter(
-      detail::forced_algorithm("scatter", scatter_algorithm.get()), state.size(), block);
-  const std::string name = spec.to_string();
-  auto schedule =
-      detail::cached_schedule(state, fmt::format("scatter/{}/{}/{}", name, root, block), [&] {
-        return coll::build_scatter({state.rank(), state.size(), root, block, spec});
-      });
+  const detail::CallShape shape{
+      .collective = detail::Collective::scatter, .root = root, .count = block};
+  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
+    const coll::AlgorithmSpec spec = coll::resolve_scatter(
+        detail::forced_algorithm("scatter", scatter_algorithm.get()), state.size(), block);
+    p.set_algorithm(spec);
+    p.schedule = std::make_shared<const sched::Schedule>(
+        coll::build_scatter({state.rank(), state.size(), root, block, spec}));
+    p.describe = &describe_scatter;
+  });
   sched::Buffers buffers;
   if (at_root) {
     buffers.input = send.data();
@@ -37,9 +45,7 @@ std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<cons
   }
   buffers.output = recv.data();
   buffers.output_length = recv.size();
-  return std::make_shared<detail::Operation>(
-      comm.state_ptr(), fmt::format("scatter(root {}, {} B per rank, {})", root, block, name),
-      std::move(schedule), buffers, spec.stamp());
+  return detail::make_operation(comm.state_ptr(), plan, buffers);
 }
 
 }  // namespace

@@ -14,46 +14,17 @@ namespace grove {
 
 namespace detail {
 
-void SessionState::poll_failures() {
+void SessionState::poll_failures(double now) {
   const int fd = bootstrap->notice_fd();
   if (fd < 0) return;
   // A poll() per progress loop would cost more than a small collective:
   // look at most once per millisecond (blocking waits also wake on fd).
-  const double now = transport->now();
   if (now - last_failure_poll < 1e-3) return;
   last_failure_poll = now;
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 0) <= 0) return;
   for (const FailureNotice& notice : bootstrap->poll_notices())
     failures.apply(notice);
-}
-
-std::shared_ptr<const sched::Schedule> ScheduleCache::find(const std::string& key) {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    ++misses_;
-    return nullptr;
-  }
-  ++hits_;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
-}
-
-namespace {
-const params::IntParam schedule_cache_size{
-    "schedule_cache_size", 256, 1, 1 << 20,
-    "Schedules kept per communicator, keyed by the call's shape; least recently used goes first"};
-}  // namespace
-
-void ScheduleCache::insert(const std::string& key,
-                           std::shared_ptr<const sched::Schedule> schedule) {
-  if (entries_.count(key)) return;
-  lru_.emplace_front(key, std::move(schedule));
-  entries_.emplace(key, lru_.begin());
-  while (entries_.size() > static_cast<size_t>(schedule_cache_size.get())) {
-    entries_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
 }
 
 }  // namespace detail

@@ -1,6 +1,7 @@
 #include "core/params.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -15,6 +16,10 @@
 
 namespace grove::params {
 namespace {
+
+// See generation(). Relaxed: a reader on another thread that misses a
+// concurrent change sees it on its next read, as with the values themselves.
+std::atomic<uint64_t> changes{0};
 
 [[noreturn]] void bad(const std::string& message) {
   throw Error(Errc::invalid_parameter, message);
@@ -224,6 +229,7 @@ void Registry::set(std::string_view name, std::string_view value, Source source)
   entry.as_real = candidate.as_real;
   entry.as_bool = candidate.as_bool;
   entry.source = source;
+  changes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Registry::reset(std::string_view name) {
@@ -231,6 +237,11 @@ void Registry::reset(std::string_view name) {
   Entry& entry = find(name);
   parse_into(entry, entry.spec.default_value);
   entry.source = Source::default_value;
+  changes.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t generation() {
+  return changes.load(std::memory_order_relaxed);
 }
 
 const Entry& Registry::get(std::string_view name) const {

@@ -84,6 +84,13 @@ class Registry {
 // Applies the environment and GROVE_PARAMS_FILE once per process; idempotent.
 void load_process_params();
 
+// A counter that every Registry::set and reset increments (a change of any
+// parameter, or a set to the same value). Values derived from parameters on
+// a hot path (a collective's parsed algorithm, the wait options, a cached
+// call plan) remember the generation they were derived under and derive
+// again only when it moved: a repeated read costs one load.
+uint64_t generation();
+
 // Typed handles, declared at namespace scope in the .cpp that owns them.
 class IntParam {
  public:

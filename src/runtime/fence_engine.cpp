@@ -20,6 +20,7 @@ FenceEngine::FenceEngine(Transport& transport, uint32_t context, FenceConfig con
       self_(transport.rank()),
       size_(transport.size()),
       bcast_(*this, config.release_delay),
+      retired_below_(handover.next_generation),
       first_generation_(handover.next_generation),
       next_generation_(handover.next_generation) {
   if (config_.routing_radix < 2 || config_.release_radix < 2) {
@@ -63,8 +64,7 @@ const topo::LiveTree& FenceEngine::tree(tag::Topology topology) {
   return *routing_tree_;
 }
 
-void FenceEngine::send(int peer, FenceMessage message) {
-  if (peer < 0 || peer == self_) return;
+void FenceEngine::send(const std::vector<int>& peers, FenceMessage message) {
   FenceHeader& h = message.header;
   h.low_radix_release = config_.low_radix_release;
   h.routing_radix = static_cast<uint32_t>(config_.routing_radix);
@@ -72,9 +72,12 @@ void FenceEngine::send(int peer, FenceMessage message) {
   h.context = context_;
   h.tree_version = view_.version;
   const Blob bytes = encode_fence_message(message);
-  ++stats_.sent[static_cast<size_t>(h.kind)];
-  stats_.bytes_sent += bytes.size();
-  transport_.am_send(peer, fence_am_id(h.topology, context_), bytes);
+  for (int peer : peers) {
+    if (peer < 0 || peer == self_) continue;
+    ++stats_.sent[static_cast<size_t>(h.kind)];
+    stats_.bytes_sent += bytes.size();
+    transport_.am_send(peer, fence_am_id(h.topology, context_), bytes);
+  }
 }
 
 void FenceEngine::record_error(const Error& error) {
@@ -110,12 +113,13 @@ void FenceEngine::check_topology(const FenceHeader& h, tag::Topology path, int s
   const bool release_kind = h.kind == FenceKind::release || h.kind == FenceKind::ack;
   const tag::Topology expected = release_kind ? config_.release_topology() : tag::Topology::routing;
   if (h.topology == path && h.topology == expected) return;
-  throw Error(
-      Errc::mismatch,
-      fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped "
-                  "topology {} and arrived on the {} path; this rank expects topology {}",
-                  self_, context_, fence_kind_name(h.kind), source, static_cast<int>(h.topology),
-                  static_cast<int>(path), static_cast<int>(expected)));
+  throw Error(Errc::mismatch,
+              fmt::format("rank {}: fence on communicator {}: a {} from rank {} is stamped for "
+                          "the {} tree and arrived on the {} tree's path; this rank expects the "
+                          "{} tree (low_radix_release={})",
+                          self_, context_, fence_kind_name(h.kind), source,
+                          topology_name(h.topology), topology_name(path), topology_name(expected),
+                          config_.low_radix_release ? "on" : "off"));
 }
 
 void FenceEngine::on_message(tag::Topology path, int source, std::span<const std::byte> bytes) {
@@ -132,15 +136,14 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
         ++stats_.stale;  // of this communicator's previous fence configuration
         return;
       }
-      if (!config_matches(h)) {
-        // A fence this rank has not started yet may legitimately run under
-        // parameters it has not switched to yet: decide when it starts.
-        if (h.generation >= next_generation_) {
-          future_.push_back({path, source, Blob(bytes.begin(), bytes.end()), h.generation});
-          return;
-        }
-        throw mismatch_error(h, source);
+      // A rollup for a fence this rank has not started yet is kept as it
+      // came and judged when this rank starts that fence: its parameters
+      // (and so its engine) are only known then.
+      if (h.kind == FenceKind::rollup && h.generation >= next_generation_) {
+        future_.push_back({path, source, Blob(bytes.begin(), bytes.end()), h.generation});
+        return;
       }
+      if (!config_matches(h)) throw mismatch_error(h, source);
       check_topology(h, path, source);
     }
     if (!view_.alive(source)) {
@@ -227,8 +230,7 @@ void FenceEngine::view_changed() {
   relay.header.kind = FenceKind::view;
   relay.header.topology = tag::Topology::routing;
   relay.departed.assign(view_.departed.begin(), view_.departed.end());
-  for (int child : tree(tag::Topology::routing).children(self_))
-    send(child, relay);
+  send(tree(tag::Topology::routing).children(self_), std::move(relay));
   bcast_.on_view_change();
   for (auto& [generation, round] : rounds_) {
     if (round.release)
@@ -308,7 +310,7 @@ void FenceEngine::try_rollup(uint64_t generation) {
   m.header.topology = tag::Topology::routing;
   m.header.generation = generation;
   m.contributions.assign(round.contributions.begin(), round.contributions.end());
-  send(parent, std::move(m));
+  send({parent}, std::move(m));
 }
 
 void FenceEngine::release_as_root(uint64_t generation, Round& round) {
@@ -368,17 +370,18 @@ void FenceEngine::maybe_release_up(uint64_t generation) {
   m.header.topology = tag::Topology::routing;
   m.header.generation = generation;
   m.payload = round.release;
-  send(parent, std::move(m));
+  send({parent}, std::move(m));
 }
 
 void FenceEngine::delivered(const OpId& id, const std::shared_ptr<const Blob>& payload,
                             double started, double held) {
   Round& round = rounds_[id.generation];
   round.release = payload;
+  ++stats_.results_held;
   try {
     FenceResult result = decode_fence_result(*payload, size_);
     round.origin = result.origin;
-    results_[id.generation] = std::move(result);
+    if (unwanted_.erase(id.generation) == 0) results_[id.generation] = std::move(result);
   } catch (const Error& error) {
     record_error(error);
     return;
@@ -440,6 +443,11 @@ FenceResult FenceEngine::take_result(uint64_t generation) {
   FenceResult out = std::move(it->second);
   results_.erase(it);
   return out;
+}
+
+void FenceEngine::forget(uint64_t generation) {
+  if (results_.erase(generation) == 0 && generation < next_generation_)
+    unwanted_.insert(generation);
 }
 
 std::optional<FenceTiming> FenceEngine::timing(uint64_t generation) const {

@@ -67,8 +67,8 @@ struct FenceConfig {
   bool operator==(const FenceConfig&) const = default;
 };
 
-// A message stamped with another configuration for a fence this rank has
-// not started yet: judged once it starts it.
+// A rollup for a fence this rank has not started yet: judged once it starts
+// it (under the engine and parameters of that fence).
 struct FutureMessage {
   tag::Topology path = tag::Topology::routing;
   int source = -1;
@@ -104,6 +104,7 @@ struct FenceStats {
   uint64_t view_changes = 0;
   uint64_t rollup_resends = 0;  // rollups sent again after a view change
   uint64_t released = 0;        // results built here as root
+  uint64_t results_held = 0;    // generations held here (each must be exactly once)
   uint64_t adopted_up = 0;      // results adopted from release_up
   uint64_t from_departed = 0;   // messages dropped: their sender had departed
   uint64_t stale = 0;           // messages of a previous configuration, dropped
@@ -131,7 +132,12 @@ class FenceEngine final : public ReliableHost {
   bool delivered(uint64_t generation) const { return results_.count(generation) != 0; }
   // The result of a delivered generation, moved out (once).
   FenceResult take_result(uint64_t generation);
+  // Nobody will take the result of `generation` (its request was dropped):
+  // it is not kept once delivered.
+  void forget(uint64_t generation);
 
+  // Fences started here so far (the next start's generation).
+  uint64_t generations_started() const { return next_generation_; }
   // A fence started here is not held yet.
   bool in_flight() const;
   // Unregisters this engine and returns what its successor needs; the
@@ -159,7 +165,7 @@ class FenceEngine final : public ReliableHost {
   int self() const override { return self_; }
   uint64_t tree_version() const override { return view_.version; }
   const topo::LiveTree& tree(tag::Topology topology) override;
-  void send(int peer, FenceMessage message) override;
+  void send(const std::vector<int>& peers, FenceMessage message) override;
   void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload, double started,
                  double held) override;
   void completed(const OpId& id, double held_latest) override;
@@ -206,13 +212,15 @@ class FenceEngine final : public ReliableHost {
   std::optional<topo::LiveTree> release_tree_;
   ReliableBcast bcast_;
   std::map<uint64_t, Round> rounds_;
-  uint64_t retired_below_ = 0;       // generations below: every living rank held them
+  // Generations below: every living rank held them (or a predecessor engine ran them).
+  uint64_t retired_below_;
   const uint64_t first_generation_;  // this engine's first (earlier ones: a predecessor's)
   uint64_t next_generation_;
   std::vector<FutureMessage> future_;
   bool handed_over_ = false;
   std::map<uint64_t, Blob> deferred_;  // contributions waiting for the previous generation
   std::map<uint64_t, FenceResult> results_;
+  std::set<uint64_t> unwanted_;              // generations whose result nobody will take
   std::map<uint64_t, FenceTiming> timings_;  // fence_timing; the most recent few
   std::optional<Error> error_;
   FenceStats stats_;

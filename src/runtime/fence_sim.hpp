@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,12 +38,13 @@ std::string_view sim_notices_name(SimNotices notices);
 struct FenceSimCase {
   int size = 8;
   FenceConfig config;
-  int generations = 2;  // fences started back to back by every rank
+  int generations = 2;                              // fences started back to back by every rank
   std::vector<std::pair<int, sim::Time>> failures;  // (rank, virtual time)
   SimNotices notices = SimNotices::all;
   sim::Time notice_delay = sim::from_micros(300);  // each notice: uniform in [0, this]
   uint64_t seed = 1;                               // notice delays
   size_t max_blob = 48;                            // blob sizes: 0 .. max_blob bytes
+  std::optional<size_t> blob_bytes;                // or every blob exactly this long
   sim::Time limit = sim::from_seconds(60);         // virtual time: past it, a hang
   bool record_steps = false;
 };
@@ -75,19 +77,19 @@ struct FenceCampaign {
   // Single kills: at most this many steps per relay (evenly spread over
   // them; 0 = every step).
   size_t max_steps = 0;
-  size_t random_trials = 10000;   // double and triple failures
-  size_t random_max_size = 256;   // random trials use sizes up to this
+  size_t random_trials = 10000;  // double and triple failures
+  size_t random_max_size = 256;  // random trials use sizes up to this
   uint64_t seed = 1;
   int generations = 2;
 };
 
 struct FenceCampaignCounts {
-  uint64_t shapes = 0;        // (size, routing radix, release radix) combinations
-  uint64_t single_runs = 0;   // one relay killed at one step
-  uint64_t random_runs = 0;   // double and triple failures
-  uint64_t failures = 0;      // ranks killed, over all runs
-  uint64_t fences = 0;        // fences completed by survivors, over all runs
-  uint64_t bad = 0;           // runs that did not pass
+  uint64_t shapes = 0;       // (size, routing radix, release radix) combinations
+  uint64_t single_runs = 0;  // one relay killed at one step
+  uint64_t random_runs = 0;  // double and triple failures
+  uint64_t failures = 0;     // ranks killed, over all runs
+  uint64_t fences = 0;       // fences completed by survivors, over all runs
+  uint64_t bad = 0;          // runs that did not pass
   uint64_t replays = 0, parked = 0, adopted_up = 0;
   std::vector<std::string> first_bad;  // up to 10 descriptions
   double wall_seconds = 0;

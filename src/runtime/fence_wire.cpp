@@ -109,6 +109,18 @@ std::string_view fence_kind_name(FenceKind kind) {
   return "?";
 }
 
+std::string_view topology_name(tag::Topology topology) {
+  switch (topology) {
+    case tag::Topology::routing:
+      return "routing";
+    case tag::Topology::release:
+      return "release";
+    case tag::Topology::none:
+      return "none";
+  }
+  return "?";
+}
+
 Blob encode_fence_message(const FenceMessage& m) {
   Blob out;
   Writer w(out);

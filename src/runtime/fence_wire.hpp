@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,8 @@ enum class FenceKind : uint8_t {
   release_up = 5,  // routing: a result whose root departed, carried up to the new root
 };
 std::string_view fence_kind_name(FenceKind kind);
+// "routing", "release" (or "none").
+std::string_view topology_name(tag::Topology topology);
 
 struct FenceHeader {
   FenceKind kind = FenceKind::rollup;

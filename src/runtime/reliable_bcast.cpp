@@ -80,15 +80,14 @@ void ReliableBcast::restart(const OpId& id, Op& op) {
   op.running = true;
   op.complete = false;
   if (op.forward_due < 0) {
-    for (int child : op.expected) {
-      send_payload(id, op, child);
-      ++(replay ? stats_.replays : stats_.forwards);
-    }
+    send_payload(id, op, op.expected);
+    (replay ? stats_.replays : stats_.forwards) += op.expected.size();
   }
   check_complete(id, op);
 }
 
-void ReliableBcast::send_payload(const OpId& id, const Op& op, int peer) {
+void ReliableBcast::send_payload(const OpId& id, const Op& op, const std::vector<int>& peers) {
+  if (peers.empty()) return;
   FenceMessage m;
   m.header.kind = FenceKind::release;
   m.header.topology = id.topology;
@@ -96,7 +95,7 @@ void ReliableBcast::send_payload(const OpId& id, const Op& op, int peer) {
   m.header.generation = id.generation;
   m.payload = op.payload;
   m.release_started = op.started;
-  host_.send(peer, std::move(m));
+  host_.send(peers, std::move(m));
 }
 
 void ReliableBcast::send_ack(const OpId& id, int peer, bool retired, double held_latest) {
@@ -108,7 +107,7 @@ void ReliableBcast::send_ack(const OpId& id, int peer, bool retired, double held
   m.header.generation = id.generation;
   m.retired = retired;
   m.held_latest = held_latest;
-  host_.send(peer, std::move(m));
+  host_.send({peer}, std::move(m));
   ++stats_.acks_sent;
 }
 
@@ -157,10 +156,8 @@ void ReliableBcast::poll() {
     op.expected = host_.tree(id.topology).children(host_.self());
     op.acked.clear();
     op.restart_version = host_.tree_version();
-    for (int child : op.expected) {
-      send_payload(id, op, child);
-      ++stats_.forwards;
-    }
+    send_payload(id, op, op.expected);
+    stats_.forwards += op.expected.size();
     check_complete(id, op);
   }
 }

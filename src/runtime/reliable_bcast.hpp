@@ -63,8 +63,9 @@ class ReliableHost {
   virtual uint64_t tree_version() const = 0;
   // The tree of `topology` under this rank's current failure view.
   virtual const topo::LiveTree& tree(tag::Topology topology) = 0;
-  // Fills in the header's configuration and tree version, and sends.
-  virtual void send(int peer, FenceMessage message) = 0;
+  // Fills in the header's configuration and tree version, encodes once and
+  // sends to every peer.
+  virtual void send(const std::vector<int>& peers, FenceMessage message) = 0;
   // The payload of `id` is held here for the first time, since `held`.
   virtual void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload, double started,
                          double held) = 0;
@@ -141,7 +142,7 @@ class ReliableBcast {
 
   void hold(const OpId& id, Op& op, int from, std::shared_ptr<const Blob> payload, double started);
   void restart(const OpId& id, Op& op);
-  void send_payload(const OpId& id, const Op& op, int peer);
+  void send_payload(const OpId& id, const Op& op, const std::vector<int>& peers);
   void check_complete(const OpId& id, Op& op);
   void send_ack(const OpId& id, int peer, bool retired, double held_latest);
   bool retired(const OpId& id) const;

@@ -55,6 +55,7 @@ class StepHeap {
  public:
   void reserve(size_t n) { ids_.reserve(n); }
   bool empty() const { return ids_.empty(); }
+  void clear() { ids_.clear(); }
   size_t size() const { return ids_.size(); }
   StepId top() const { return ids_.front(); }
   void push(StepId id) {
@@ -81,17 +82,36 @@ struct Execution::State {
     StepId step;
   };
 
-  Transport& transport;
+  // What the state was last prepared for: a state taken from the pool (see
+  // take) whose key equals the new execution's skips validation and the
+  // dependency graph, which depend on nothing else. The schedule is held by
+  // `schedule` while the key names it, so its address cannot be reused.
+  struct PreparedFor {
+    const Schedule* schedule = nullptr;
+    int ranks = 0;
+    bool payload = true;
+    size_t input_length = 0, output_length = 0;
+    bool input_null = true, output_null = true;
+    bool operator==(const PreparedFor&) const = default;
+  };
+
+  Transport* transport = nullptr;
   std::shared_ptr<const Schedule> schedule;
   Buffers buffers;
-  Tag base_tag;
+  Tag base_tag = 0;
+  // Not cleared between executions of a pooled state: a schedule writes a
+  // scratch byte before it reads it (every collective's tests pass with
+  // scratch filled with garbage at each start).
   std::vector<std::byte> scratch;
+  PreparedFor prepared;  // valid only after a prepare() that did not throw
 
   // Invariant: remaining[i] == number of step i's dependencies not yet done.
   std::vector<uint32_t> remaining;
+  std::vector<uint32_t> initial_remaining;  // remaining[] before the start
   // Steps that depend on step i: dependents[dependents_begin[i], dependents_begin[i+1]).
   std::vector<uint32_t> dependents_begin;
   std::vector<StepId> dependents;
+  std::vector<uint32_t> fill;  // prepare()'s cursor per step, kept for its capacity
   std::vector<StepState> states;
   std::vector<Slot> slots;
   StepHeap ready_local, ready_sends, ready_recvs;
@@ -99,7 +119,7 @@ struct Execution::State {
   uint32_t recvs_in_flight = 0;
   size_t completed = 0;
   bool started = false;
-  bool payload = true;  // transport.carries_payload()
+  bool payload = true;  // transport->carries_payload()
   // True while pump() runs: completions that arrive meanwhile (immediate
   // completion inside send/recv) only record themselves, so nothing recurses.
   bool pumping = false;
@@ -108,13 +128,80 @@ struct Execution::State {
   bool orphaned = false;
   std::optional<Error> error;
 
-  State(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag)
-      : transport(t), schedule(std::move(s)), buffers(b), base_tag(tag) {}
+  // Pooled states, per thread (executions are made and dropped once per
+  // collective call): a repeated call reuses the state, its vectors' capacity
+  // and, for the same schedule and buffer lengths, its prepared graph.
+  // Invariant: a pooled state has nothing in flight (orphaned states are
+  // never pooled) and is not referenced by any transport.
+  //
+  // Plain data (constant-initialised, trivially destructible), so reaching it
+  // costs one thread-local lookup and it stays readable after its thread's
+  // destructors ran; `Reaper` deletes the states when the thread ends.
+  struct Pool {
+    static constexpr int kMaxKept = 8;
+    State* states[kMaxKept];
+    int count;
+    bool armed;  // this thread's Reaper exists
+    bool gone;   // this thread's Reaper ran: keep nothing more
+  };
+  static inline thread_local Pool pool{};
+  struct Reaper {
+    ~Reaper() {
+      Pool& p = pool;
+      p.gone = true;
+      while (p.count > 0)
+        delete p.states[--p.count];
+    }
+  };
+
+  // A pooled state, preferring one last prepared for `wanted`; else a new one.
+  static std::unique_ptr<State> take(const Schedule* wanted) {
+    Pool& p = pool;
+    if (p.count == 0) return std::make_unique<State>();
+    int pick = p.count - 1;  // the most recently returned
+    for (int i = p.count - 1; i >= 0; --i) {
+      if (p.states[i]->prepared.schedule == wanted) {
+        pick = i;
+        break;
+      }
+    }
+    std::unique_ptr<State> out(p.states[pick]);
+    for (int i = pick + 1; i < p.count; ++i)
+      p.states[i - 1] = p.states[i];
+    --p.count;
+    return out;
+  }
+
+  static void give(std::unique_ptr<State> state) {
+    Pool& p = pool;
+    if (p.gone || p.count == Pool::kMaxKept) return;  // `state` is freed here
+    if (!p.armed) {
+      thread_local Reaper reaper;
+      (void)reaper;
+      p.armed = true;
+    }
+    p.states[p.count++] = state.release();
+  }
+
+  // Makes this (new or pooled) state ready for a new execution.
+  void reset(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag) {
+    transport = &t;
+    schedule = std::move(s);
+    buffers = b;
+    base_tag = tag;
+    sends_in_flight = recvs_in_flight = 0;
+    completed = 0;
+    started = pumping = orphaned = false;
+    error.reset();
+    ready_local.clear();
+    ready_sends.clear();
+    ready_recvs.clear();
+  }
 
   const std::vector<Step>& steps() const { return schedule->steps; }
 
   std::string where(StepId id) const {
-    return fmt::format("rank {} {}: step {} ({})", transport.rank(),
+    return fmt::format("rank {} {}: step {} ({})", transport->rank(),
                        schedule->algorithm.empty() ? "schedule" : schedule->algorithm, id,
                        describe_step(steps()[id]));
   }
@@ -168,7 +255,7 @@ struct Execution::State {
     if (s.max_sends == 0 || s.max_recvs == 0) {
       throw Error(Errc::invalid_argument,
                   fmt::format("rank {} {}: max_sends and max_recvs must be at least 1",
-                              transport.rank(), s.algorithm));
+                              transport->rank(), s.algorithm));
     }
     for (StepId id = 0; id < s.steps.size(); ++id) {
       const Step& step = s.steps[id];
@@ -183,9 +270,9 @@ struct Execution::State {
         }
       }
       if (is_message(step.kind)) {
-        if (step.peer < 0 || step.peer >= transport.size()) {
+        if (step.peer < 0 || step.peer >= transport->size()) {
           throw Error(Errc::invalid_argument, fmt::format("{}: peer {} is outside [0, {})",
-                                                          where(id), step.peer, transport.size()));
+                                                          where(id), step.peer, transport->size()));
         }
         if (step.channel >= (1u << tag::kChannelBits)) {
           throw Error(Errc::invalid_argument,
@@ -230,11 +317,28 @@ struct Execution::State {
     const size_t n = steps().size();
     // Sizes-only transports (the simulator at scale) move no bytes, so no
     // scratch is allocated and local steps only keep the dependency order.
-    payload = transport.carries_payload();
-    if (payload) scratch.resize(schedule->scratch_bytes);
-    validate();
-    remaining.resize(n);
+    payload = transport->carries_payload();
+    const PreparedFor wanted{
+        schedule.get(),           transport->size(),     payload,
+        buffers.input_length,     buffers.output_length, buffers.input == nullptr,
+        buffers.output == nullptr};
+    if (wanted != prepared) {
+      prepared = PreparedFor{};  // a throw below leaves the state unprepared
+      if (payload) scratch.resize(schedule->scratch_bytes);
+      validate();
+      build_graph();
+      prepared = wanted;
+    }
+    remaining = initial_remaining;  // same size: copies, never allocates
     states.assign(n, StepState::waiting);
+  }
+
+  // The dependency graph in CSR form, the initial dependency counts and the
+  // slots; sized once per schedule, so a pooled state reallocates nothing
+  // when its next schedule is no larger.
+  void build_graph() {
+    const size_t n = steps().size();
+    initial_remaining.resize(n);
     slots.resize(n);
     dependents_begin.assign(n + 1, 0);
     dependents.resize(schedule->deps.size());
@@ -242,14 +346,14 @@ struct Execution::State {
     for (StepId id = 0; id < n; ++id) {
       const Step& step = steps()[id];
       slots[id] = Slot{this, id};
-      remaining[id] = step.deps_end - step.deps_begin;
+      initial_remaining[id] = step.deps_end - step.deps_begin;
       for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
         dependents_begin[schedule->deps[d] + 1]++;
       (step.kind == Kind::send ? sends : step.kind == Kind::recv ? recvs : locals)++;
     }
     for (size_t i = 0; i < n; ++i)
       dependents_begin[i + 1] += dependents_begin[i];
-    std::vector<uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);
+    fill.assign(dependents_begin.begin(), dependents_begin.end() - 1);
     for (StepId id = 0; id < n; ++id) {
       const Step& step = steps()[id];
       for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
@@ -353,12 +457,12 @@ struct Execution::State {
     const Tag tag = tag::with_channel(base_tag, step.channel);
     if (step.kind == Kind::send) {
       ++sends_in_flight;
-      transport.send(step.peer, tag, read_ptr(step.src), step.src.length, &State::on_message,
-                     &slots[id]);
+      transport->send(step.peer, tag, read_ptr(step.src), step.src.length, &State::on_message,
+                      &slots[id]);
     } else {
       ++recvs_in_flight;
-      transport.recv(step.peer, tag, write_ptr(step.dst), step.dst.length, &State::on_message,
-                     &slots[id]);
+      transport->recv(step.peer, tag, write_ptr(step.dst), step.dst.length, &State::on_message,
+                      &slots[id]);
     }
   }
 
@@ -392,11 +496,11 @@ struct Execution::State {
       pump_steps();
     } catch (const Error& e) {
       if (!error)
-        error.emplace(e.code(), fmt::format("rank {} {}: {}", transport.rank(), schedule->algorithm,
-                                            e.what()));
+        error.emplace(e.code(), fmt::format("rank {} {}: {}", transport->rank(),
+                                            schedule->algorithm, e.what()));
     } catch (const std::exception& e) {
       if (!error)
-        error.emplace(Errc::internal, fmt::format("rank {} {}: {}", transport.rank(),
+        error.emplace(Errc::internal, fmt::format("rank {} {}: {}", transport->rank(),
                                                   schedule->algorithm, e.what()));
     }
     pumping = false;
@@ -406,24 +510,33 @@ struct Execution::State {
 Execution::Execution(Transport& transport, std::shared_ptr<const Schedule> schedule,
                      Buffers buffers, Tag base_tag) {
   if (!schedule) throw Error(Errc::internal, "Execution: no schedule");
-  state_ = std::make_unique<State>(transport, std::move(schedule), buffers, base_tag);
-  state_->prepare();
+  state_ = State::take(schedule.get());
+  state_->reset(transport, std::move(schedule), buffers, base_tag);
+  try {
+    state_->prepare();
+  } catch (...) {
+    State::give(std::move(state_));  // nothing was posted
+    throw;
+  }
 }
 
 Execution::~Execution() {
-  if (state_ && state_->sends_in_flight + state_->recvs_in_flight > 0) {
+  if (!state_) return;
+  if (state_->sends_in_flight + state_->recvs_in_flight > 0) {
     // The transport still holds pointers into the state; it frees itself when
     // the last completion arrives (see State::on_message).
     state_->orphaned = true;
     (void)state_.release();
+    return;
   }
+  State::give(std::move(state_));
 }
 
 void Execution::start() {
   State& s = *state_;
   if (s.started) {
     throw Error(Errc::internal, fmt::format("rank {} {}: execution started twice",
-                                            s.transport.rank(), s.schedule->algorithm));
+                                            s.transport->rank(), s.schedule->algorithm));
   }
   s.started = true;
   for (StepId id = 0; id < s.steps().size(); ++id) {
@@ -447,7 +560,7 @@ const Schedule& Execution::schedule() const {
 std::string Execution::describe_pending() const {
   const State& s = *state_;
   const size_t total = s.steps().size();
-  std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport.rank(),
+  std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport->rank(),
                                 s.schedule->algorithm, s.completed, total);
   if (!s.started) return out + " (not started)";
   constexpr int kListed = 8;

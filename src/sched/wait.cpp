@@ -74,6 +74,18 @@ std::string_view wait_policy_name(WaitPolicy policy) {
 }
 
 WaitOptions wait_options_from_params() {
+  // Per thread, so concurrent waits never share a half-written cache.
+  struct Cached {
+    uint64_t generation = ~uint64_t{0};
+    int local_ranks = 0;
+    WaitOptions options;
+  };
+  thread_local Cached cached;
+  // Read the generation before the values: a change in between is seen by
+  // the next call.
+  const uint64_t generation = params::generation();
+  const int ranks = local_ranks.load(std::memory_order_relaxed);
+  if (cached.generation == generation && cached.local_ranks == ranks) return cached.options;
   WaitOptions options;
   options.policy = parse_policy(wait_policy_param.get());
   options.sleep = std::chrono::microseconds(wait_sleep_us_param.get());
@@ -81,7 +93,8 @@ WaitOptions wait_options_from_params() {
   options.timeout = std::chrono::milliseconds(timeout_ms());
   const std::string& yield = wait_yield_param.get();
   static const int cores = available_cores();
-  options.yield_when_idle = yield == "on" || (yield == "auto" && local_ranks.load() > cores);
+  options.yield_when_idle = yield == "on" || (yield == "auto" && ranks > cores);
+  cached = Cached{generation, ranks, options};
   return options;
 }
 
@@ -89,52 +102,73 @@ void set_local_ranks(int ranks) {
   local_ranks.store(ranks);
 }
 
-void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
-                std::string_view what, const std::function<std::string()>& detail) {
-  wait_until(transport, extra_fd, done, what, wait_options_from_params(), detail);
+void wait_until(Transport& transport, int extra_fd, FunctionRef<bool()> done, std::string_view what,
+                FunctionRef<std::string()> detail) {
+  if (done()) return;
+  wait_until_described(
+      transport, extra_fd, done, [what] { return std::string(what); }, wait_options_from_params(),
+      detail);
 }
 
-void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
-                std::string_view what, const WaitOptions& options,
-                const std::function<std::string()>& detail) {
+void wait_until(Transport& transport, int extra_fd, FunctionRef<bool()> done, std::string_view what,
+                const WaitOptions& options, FunctionRef<std::string()> detail) {
+  if (done()) return;
+  wait_until_described(
+      transport, extra_fd, done, [what] { return std::string(what); }, options, detail);
+}
+
+void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
+                          FunctionRef<std::string()> what, FunctionRef<std::string()> detail) {
+  wait_until_described(transport, extra_fd, done, what, wait_options_from_params(), detail);
+}
+
+void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
+                          FunctionRef<std::string()> what, const WaitOptions& options,
+                          FunctionRef<std::string()> detail) {
   using Clock = std::chrono::steady_clock;
+  // The common case first: one progress completes the wait, and the clock is
+  // not read.
+  bool active = transport.progress();
+  if (done()) return;
   const auto start = Clock::now();
   const auto deadline = start + options.timeout;
   auto last_activity = start;
   for (;;) {
-    const bool active = transport.progress();
-    if (done()) return;
     const auto now = Clock::now();
     if (now >= deadline) {
-      std::string message = fmt::format("{}: timed out after {} ms", what, options.timeout.count());
+      std::string message =
+          fmt::format("{}: timed out after {} ms", what(), options.timeout.count());
       if (detail) message += fmt::format(" ({})", detail());
       throw Error(Errc::timeout, message);
     }
     if (active) {
       last_activity = now;
-      continue;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
-    switch (options.policy) {
-      case WaitPolicy::spin:
-        // Yielding costs one system call when the core is ours alone, and
-        // hands the core to a peer rank when ranks outnumber cores (where a
-        // pure spin would hold it for a whole scheduler time slice).
-        if (options.yield_when_idle) std::this_thread::yield();
-        break;
-      case WaitPolicy::lazy:
-        std::this_thread::sleep_for(std::min(options.sleep, left));
-        break;
-      case WaitPolicy::hybrid:
-        if (now - last_activity < options.spin) {
+    } else {
+      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
+      switch (options.policy) {
+        case WaitPolicy::spin:
+          // Yielding costs one system call when the core is ours alone, and
+          // hands the core to a peer rank when ranks outnumber cores (where a
+          // pure spin would hold it for a whole scheduler time slice).
           if (options.yield_when_idle) std::this_thread::yield();
           break;
-        }
-        [[fallthrough]];
-      case WaitPolicy::block:
-        transport.block(extra_fd, std::min({left, kMaxBlockSlice}) + std::chrono::microseconds(1));
-        break;
+        case WaitPolicy::lazy:
+          std::this_thread::sleep_for(std::min(options.sleep, left));
+          break;
+        case WaitPolicy::hybrid:
+          if (now - last_activity < options.spin) {
+            if (options.yield_when_idle) std::this_thread::yield();
+            break;
+          }
+          [[fallthrough]];
+        case WaitPolicy::block:
+          transport.block(extra_fd,
+                          std::min({left, kMaxBlockSlice}) + std::chrono::microseconds(1));
+          break;
+      }
     }
+    active = transport.progress();
+    if (done()) return;
   }
 }
 

@@ -13,10 +13,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 
+#include "core/function_ref.hpp"
 #include "transport/transport.hpp"
 
 namespace grove::sched {
@@ -34,7 +34,8 @@ struct WaitOptions {
 };
 
 // The current values of wait_policy, wait_sleep_us, wait_spin_us, wait_yield,
-// timeout_ms.
+// timeout_ms. Derived again only when a parameter changed (params::generation)
+// or set_local_ranks was called, so a wait per collective call stays cheap.
 WaitOptions wait_options_from_params();
 
 // Tells `wait_yield=auto` how many ranks share this host's cores (Session
@@ -47,12 +48,24 @@ std::string_view wait_policy_name(WaitPolicy policy);
 // Throws grove::Error(Errc::timeout, "<what>: timed out after N ms") when the
 // bound passes; `detail`, if given, is called then and its text appended
 // (e.g. Execution::describe_pending). Exceptions from done() propagate.
-void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
-                std::string_view what, const std::function<std::string()>& detail = {});
+// done() is called first, then right after each progress() and before the
+// clock is read: a wait that is already complete costs one done() call.
+void wait_until(Transport& transport, int extra_fd, FunctionRef<bool()> done, std::string_view what,
+                FunctionRef<std::string()> detail = {});
 
 // Same, with explicit options instead of the parameters.
-void wait_until(Transport& transport, int extra_fd, const std::function<bool()>& done,
-                std::string_view what, const WaitOptions& options,
-                const std::function<std::string()>& detail = {});
+void wait_until(Transport& transport, int extra_fd, FunctionRef<bool()> done, std::string_view what,
+                const WaitOptions& options, FunctionRef<std::string()> detail = {});
+
+// For a caller that has just seen its condition false (a collective's
+// Operation::wait): starts with progress(), and the name of what is waited
+// for is made by `what` only if the wait times out, so a collective's name is
+// formatted only when an error names it. Without `options`, the parameters
+// (wait_options_from_params).
+void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
+                          FunctionRef<std::string()> what, const WaitOptions& options,
+                          FunctionRef<std::string()> detail = {});
+void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
+                          FunctionRef<std::string()> what, FunctionRef<std::string()> detail = {});
 
 }  // namespace grove::sched

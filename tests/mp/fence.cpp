@@ -10,7 +10,7 @@
 //                        anything. Every survivor must complete the fence, and
 //                        a second fence compares a digest of every survivor's
 //                        bytes. Run with --on-failure=notify; prints
-//                        "fence kill ok: S survivors, K kills".
+//                        "fence kill ok: S survivors, K kills, R replays".
 //
 // Exit status: 0 when every check passed, 3 on a wrong result, 1 on a grove::Error.
 
@@ -26,7 +26,9 @@
 #include <fmt/ranges.h>
 
 #include "coll/allgather.hpp"
+#include "coll/comm_state.hpp"
 #include "grove/grove.hpp"
+#include "runtime/fence_engine.hpp"
 #include "topo/live_tree.hpp"
 
 namespace {
@@ -147,12 +149,25 @@ int kill_rounds(grove::Session& session, int rounds) {
     }
     ++kills;
   }
+  // Evidence that the orphans were reached by repair: the replays every
+  // survivor sent, summed.
+  const uint64_t replays = world.state().fence->release_stats().replays;
+  Blob replay_bytes(sizeof replays);
+  std::memcpy(replay_bytes.data(), &replays, sizeof replays);
+  uint64_t total_replays = 0;
+  for (const Blob& b : world.fence(replay_bytes)) {
+    uint64_t v = 0;
+    if (b.size() == sizeof v) std::memcpy(&v, b.data(), sizeof v);
+    total_replays += v;
+  }
+  check(total_replays > 0, "no release was replayed: the kills reached nobody's subtree");
   int first_alive = 0;
   while (departed.count(first_alive))
     ++first_alive;
-  if (me == first_alive)
-    fmt::print("fence kill ok: {} survivors, {} kills\n", n - static_cast<int>(departed.size()),
-               kills);
+  if (me == first_alive) {
+    fmt::print("fence kill ok: {} survivors, {} kills, {} replays\n",
+               n - static_cast<int>(departed.size()), kills, total_replays);
+  }
   return 0;
 }
 

@@ -157,3 +157,19 @@ foreach(rep 1 2 3)
   set_tests_properties(fence.kill_relay.n8.r${rep} fence.kill_relay.n16.r${rep}
                        PROPERTIES TIMEOUT 120)
 endforeach()
+
+# ---- per-call cost (perf): after warm-up a repeated call of one shape
+# allocates nothing (blocking, non-blocking, persistent), and a parameter
+# change between calls is seen by the next call ----
+foreach(n 1 2 4)
+  if(n GREATER 2)
+    set(policy block)
+  else()
+    set(policy hybrid)
+  endif()
+  add_test(NAME coll.call_cost.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=${policy} $<TARGET_FILE:mp_call_cost>)
+  set_tests_properties(coll.call_cost.n${n} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "call_cost ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "check failed")
+endforeach()

@@ -214,6 +214,21 @@ TEST(FenceLessons, ConfigurationMismatchIsNamed) {
       EXPECT_NE(std::string(e.what()).find("rank 5"), std::string::npos) << e.what();
     }
   }
+  // A release on the routing tree's path (or stamped for the wrong tree).
+  {
+    const FenceConfig c = config(64, 4);
+    FenceWorld w(4, c);
+    w.world().transport(2).am_send(1, runtime::fence_am_id(tag::Topology::routing, kContext),
+                                   runtime::encode_fence_message(release_message(c, 4, 0, 0)));
+    try {
+      w.drive([] { return false; }, 50);
+      ADD_FAILURE() << "no error for a release on the routing path";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::mismatch) << e.what();
+      EXPECT_NE(std::string(e.what()).find("arrived on the routing tree's path"), std::string::npos)
+          << e.what();
+    }
+  }
   // With the release tree off, release_radix is not consulted at all.
   FenceWorld w(8, [](int rank) { return config(64, rank == 5 ? 2 : 4, false); });
   w.start_all();
