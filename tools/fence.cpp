@@ -26,6 +26,7 @@ struct CampaignArgs {
   std::vector<int> routing = {4, 8, 16, 32, 64};
   size_t random = 10000;
   size_t random_max_size = 256;
+  bool kill_root = false;
   size_t max_steps = 0;
   uint64_t seed = 1;
   int generations = 2;
@@ -40,6 +41,7 @@ int run_campaign(const CampaignArgs& a) {
   campaign.routing_radices = a.routing;
   campaign.random_trials = a.random;
   campaign.random_max_size = a.random_max_size;
+  campaign.random_kill_root = a.kill_root;
   campaign.max_steps = a.max_steps;
   campaign.seed = a.seed;
   campaign.generations = a.generations;
@@ -155,6 +157,8 @@ const RegisterCommand fence_command{{
       c->add_option("--random", campaign->random, "Random double/triple-failure runs");
       c->add_option("--random-max-size", campaign->random_max_size,
                     "Largest rank count used by random runs");
+      c->add_flag("--kill-root", campaign->kill_root,
+                  "Every random run kills the root (and one or two other ranks)");
       c->add_option("--max-steps", campaign->max_steps,
                     "Kill each relay at most at this many steps, evenly spread (0: every step)");
       c->add_option("--campaign-seed", campaign->seed, "Seed of the random runs");

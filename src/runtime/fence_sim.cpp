@@ -382,6 +382,7 @@ FenceCampaignCounts run_fence_campaign(const FenceCampaign& campaign,
     const size_t k = 2 + rng() % 2;
     const sim::Time span = std::max<sim::Time>(clean_completion[s] * 3 / 2, sim::from_micros(10));
     std::set<int> victims;
+    if (campaign.random_kill_root) victims.insert(c.config.root);
     while (victims.size() < k)
       victims.insert(static_cast<int>(rng() % static_cast<uint64_t>(s.size)));
     for (int v : victims)

@@ -77,8 +77,9 @@ struct FenceCampaign {
   // Single kills: at most this many steps per relay (evenly spread over
   // them; 0 = every step).
   size_t max_steps = 0;
-  size_t random_trials = 10000;  // double and triple failures
-  size_t random_max_size = 256;  // random trials use sizes up to this
+  size_t random_trials = 10000;   // double and triple failures
+  size_t random_max_size = 256;   // random trials use sizes up to this
+  bool random_kill_root = false;  // every random trial kills the root among its victims
   uint64_t seed = 1;
   int generations = 2;
 };
