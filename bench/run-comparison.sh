@@ -10,6 +10,7 @@
 # Settings (environment): RANKS ("2 4 8"), COLLS (the issue's seven; those
 # grove does not have yet are left out and listed), SIZES (1:1MiB),
 # CADENCE (isolated), ROUNDS (3), CELL_TIME (0.3 s per cell over all rounds),
+# MAX_ITERS (600 calls per cell over all rounds),
 # BUILD_DIR (build-release, configured as Release), RESULTS_DIR
 # (bench/results), DOC (docs/results.md), PLOTS_DIR (docs/results).
 set -euo pipefail
@@ -21,6 +22,9 @@ sizes=${SIZES:-1:1MiB}
 cadence=${CADENCE:-isolated}
 rounds=${ROUNDS:-3}
 cell_time=${CELL_TIME:-0.3}
+# Bounds the samples per cell (over all rounds): the bootstrap CIs cost
+# 2000 resamples of every cell, so 10,000-sample cells make the summary slow.
+max_iters=${MAX_ITERS:-600}
 build=${BUILD_DIR:-$root/build-release}
 results=${RESULTS_DIR:-$root/bench/results}
 doc=${DOC:-$root/docs/results.md}
@@ -60,7 +64,7 @@ if [ $measure = 1 ]; then
   for n in $ranks; do
     echo "run-comparison.sh: N=$n, $list" >&2
     "$grove" bench --peers "$peers" -n "$n" --algo auto --coll "$list" --sizes "$sizes" \
-      --cadence "$cadence" --rounds "$rounds" --cell-time "$cell_time" \
+      --cadence "$cadence" --rounds "$rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
       --tsv "$results/n$n.tsv" > "$results/n$n.txt"
   done
   {
@@ -72,15 +76,19 @@ if [ $measure = 1 ]; then
     echo "compiler: $(c++ --version | head -1)"
     echo "load average at the end (other work on the machine disturbs the numbers): $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "build: $(grep -s '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt" | cut -d= -f2)"
-    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCE=$cadence ROUNDS=$rounds CELL_TIME=$cell_time bench/run-comparison.sh"
+    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCE=$cadence ROUNDS=$rounds CELL_TIME=$cell_time MAX_ITERS=$max_iters bench/run-comparison.sh"
     for n in $ranks; do
-      echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --tsv bench/results/n$n.tsv"
+      echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/n$n.tsv"
     done
   } > "$results/machine.txt"
 fi
 
 # ---- the document, from bench/results/ only ----
 shopt -s nullglob
+# The raw samples are kept xz-compressed in the repository (nN.tsv.xz).
+for packed in "$results"/n*.tsv.xz; do
+  [ -f "${packed%.xz}" ] || xz -dk "$packed"
+done
 tsvs=("$results"/n*.tsv)
 [ ${#tsvs[@]} -gt 0 ] || { echo "run-comparison.sh: no TSVs in $results" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -129,4 +137,5 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
     echo
   done
 } > "$doc"
+for f in "${tsvs[@]}"; do xz -9 -f -k "$f"; done
 echo "run-comparison.sh: wrote $doc" >&2
