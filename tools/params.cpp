@@ -18,14 +18,18 @@ std::string describe_range(const params::Spec& spec) {
     case params::Type::bytes:
       return fmt::format("bytes {}..{}", params::format_bytes(static_cast<uint64_t>(spec.min)),
                          params::format_bytes(static_cast<uint64_t>(spec.max)));
-    case params::Type::real: return fmt::format("real {}..{}", spec.min, spec.max);
+    case params::Type::real:
+      return fmt::format("real {}..{}", spec.min, spec.max);
     case params::Type::choice: {
       std::string all;
-      for (const auto& c : spec.choices) all += (all.empty() ? "" : "|") + c;
+      for (const auto& c : spec.choices)
+        all += (all.empty() ? "" : "|") + c;
       return all;
     }
-    case params::Type::boolean: return "bool";
-    case params::Type::string: return "string";
+    case params::Type::boolean:
+      return "bool";
+    case params::Type::string:
+      return "string";
   }
   return "";
 }
@@ -42,7 +46,8 @@ const RegisterCommand params_command{{
         for (const std::string& kv : *sets) {
           const auto eq = kv.find('=');
           if (eq == std::string::npos) {
-            throw grove::Error(grove::Errc::usage, fmt::format("--param '{}': expected name=value", kv));
+            throw grove::Error(grove::Errc::usage,
+                               fmt::format("--param '{}': expected name=value", kv));
           }
           registry.set(kv.substr(0, eq), kv.substr(eq + 1), params::Source::command_line);
         }
@@ -54,8 +59,9 @@ const RegisterCommand params_command{{
                      params::source_name(entry->source), describe_range(entry->spec),
                      entry->spec.doc);
         }
-        fmt::print("\nSet with GROVE_<NAME>=value, a file named by GROVE_PARAMS_FILE "
-                   "(name = value lines), or grove run --param name=value.\n");
+        fmt::print(
+            "\nSet with GROVE_<NAME>=value, a file named by GROVE_PARAMS_FILE "
+            "(name = value lines), or grove run --param name=value.\n");
         return 0;
       };
     },

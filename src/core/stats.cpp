@@ -24,7 +24,8 @@ struct SplitMix64 {
   size_t below(size_t n) {
     const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;
-    do x = next();
+    do
+      x = next();
     while (x >= limit);
     return static_cast<size_t>(x % n);
   }
@@ -61,7 +62,8 @@ Interval bootstrap_median_ci(std::span<const double> samples, uint64_t seed, int
   std::vector<double> medians(static_cast<size_t>(resamples));
   std::vector<double> draw(samples.size());
   for (auto& m : medians) {
-    for (auto& d : draw) d = samples[rng.below(samples.size())];
+    for (auto& d : draw)
+      d = samples[rng.below(samples.size())];
     m = median_in_place(draw);
   }
   std::sort(medians.begin(), medians.end());
@@ -77,13 +79,15 @@ uint32_t crc32(std::string_view bytes) {
     std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      for (int k = 0; k < 8; ++k)
+        c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
       t[i] = c;
     }
     return t;
   }();
   uint32_t crc = 0xffffffffu;
-  for (char ch : bytes) crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xff] ^ (crc >> 8);
+  for (char ch : bytes)
+    crc = table[(crc ^ static_cast<uint8_t>(ch)) & 0xff] ^ (crc >> 8);
   return crc ^ 0xffffffffu;
 }
 

@@ -22,7 +22,8 @@ TEST(Stats, Crc32MatchesTheStandardCheckValue) {
 
 TEST(Stats, BootstrapIsDeterministicAndBracketsTheMedian) {
   std::vector<double> samples;
-  for (int i = 0; i < 101; ++i) samples.push_back(static_cast<double>((i * 37) % 101));
+  for (int i = 0; i < 101; ++i)
+    samples.push_back(static_cast<double>((i * 37) % 101));
   const Interval a = bootstrap_median_ci(samples, 42);
   const Interval b = bootstrap_median_ci(samples, 42);
   EXPECT_EQ(a.lo, b.lo);
