@@ -13,24 +13,7 @@
 namespace grove::bench {
 namespace {
 
-// splitmix64, as in core/stats.cpp: the same output on every platform.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  size_t below(size_t n) {
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    uint64_t x;
-    do
-      x = next();
-    while (x >= limit);
-    return static_cast<size_t>(x % n);
-  }
-};
+using stats::SplitMix64;
 
 double resampled_median(std::span<const double> samples, SplitMix64& rng,
                         std::vector<double>& draw) {

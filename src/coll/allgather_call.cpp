@@ -44,22 +44,15 @@ std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<co
         coll::build_allgather({state.rank(), state.size(), block, in_place, spec}));
     p.describe = &describe_allgather;
   });
-  sched::Buffers buffers;
-  if (!in_place) {
-    buffers.input = send.data();
-    buffers.input_length = send.size();
-  }
-  buffers.output = recv.data();
-  buffers.output_length = recv.size();
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan,
+      detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv));
 }
 
 }  // namespace
 
 Request Comm::iallgather(std::span<const std::byte> send, std::span<std::byte> recv) {
-  auto operation = make_allgather(*this, send, recv, false);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_allgather(*this, send, recv, false));
 }
 
 void Comm::allgather(std::span<const std::byte> send, std::span<std::byte> recv) {
@@ -71,9 +64,7 @@ Persistent Comm::allgather_init(std::span<const std::byte> send, std::span<std::
 }
 
 Request Comm::iallgather(std::span<std::byte> buffer) {
-  auto operation = make_allgather(*this, {}, buffer, true);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_allgather(*this, {}, buffer, true));
 }
 
 void Comm::allgather(std::span<std::byte> buffer) {

@@ -57,9 +57,7 @@ std::shared_ptr<detail::Operation> make_allgatherv(const Comm& comm,
 
 Request Comm::iallgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
                           std::span<const size_t> counts, std::span<const size_t> offsets) {
-  auto operation = make_allgatherv(*this, send, recv, counts, offsets);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_allgatherv(*this, send, recv, counts, offsets));
 }
 
 void Comm::allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,

@@ -45,23 +45,16 @@ std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<co
         coll::build_allreduce({state.rank(), state.size(), count, type, op, in_place, spec}));
     p.describe = &describe_allreduce;
   });
-  sched::Buffers buffers;
-  if (!in_place) {
-    buffers.input = send.data();
-    buffers.input_length = send.size();
-  }
-  buffers.output = recv.data();
-  buffers.output_length = recv.size();
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan,
+      detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv));
 }
 
 }  // namespace
 
 Request Comm::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                          ReduceOp op) {
-  auto operation = make_allreduce(*this, send, recv, type, op, false);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_allreduce(*this, send, recv, type, op, false));
 }
 
 void Comm::allreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
@@ -75,9 +68,7 @@ Persistent Comm::allreduce_init(std::span<const std::byte> send, std::span<std::
 }
 
 Request Comm::iallreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
-  auto operation = make_allreduce(*this, {}, buffer, type, op, true);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_allreduce(*this, {}, buffer, type, op, true));
 }
 
 void Comm::allreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {

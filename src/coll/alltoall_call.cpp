@@ -43,22 +43,15 @@ std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<con
         coll::build_alltoall({state.rank(), state.size(), block, in_place, spec, posts}));
     p.describe = &describe_alltoall;
   });
-  sched::Buffers buffers;
-  if (!in_place) {
-    buffers.input = send.data();
-    buffers.input_length = send.size();
-  }
-  buffers.output = recv.data();
-  buffers.output_length = recv.size();
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan,
+      detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv));
 }
 
 }  // namespace
 
 Request Comm::ialltoall(std::span<const std::byte> send, std::span<std::byte> recv) {
-  auto operation = make_alltoall(*this, send, recv, false);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_alltoall(*this, send, recv, false));
 }
 
 void Comm::alltoall(std::span<const std::byte> send, std::span<std::byte> recv) {
@@ -70,9 +63,7 @@ Persistent Comm::alltoall_init(std::span<const std::byte> send, std::span<std::b
 }
 
 Request Comm::ialltoall(std::span<std::byte> buffer) {
-  auto operation = make_alltoall(*this, {}, buffer, true);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_alltoall(*this, {}, buffer, true));
 }
 
 void Comm::alltoall(std::span<std::byte> buffer) {

@@ -74,9 +74,7 @@ std::shared_ptr<detail::Operation> make_alltoallv(const Comm& comm, std::span<co
 
 Request Comm::ialltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
                          const AlltoallvLayout& layout) {
-  auto operation = make_alltoallv(*this, send, recv, layout);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_alltoallv(*this, send, recv, layout));
 }
 
 void Comm::alltoallv(std::span<const std::byte> send, std::span<std::byte> recv,

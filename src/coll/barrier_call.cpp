@@ -33,9 +33,7 @@ std::shared_ptr<detail::Operation> make_barrier(const Comm& comm) {
 }  // namespace
 
 Request Comm::ibarrier() {
-  auto operation = make_barrier(*this);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_barrier(*this));
 }
 
 void Comm::barrier() {

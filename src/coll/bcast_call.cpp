@@ -31,18 +31,13 @@ std::shared_ptr<detail::Operation> make_bcast(const Comm& comm, std::span<std::b
         coll::build_bcast({state.rank(), state.size(), root, buffer.size(), spec}));
     p.describe = &describe_bcast;
   });
-  sched::Buffers buffers;
-  buffers.output = buffer.data();
-  buffers.output_length = buffer.size();
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(comm.state_ptr(), plan, detail::user_buffers({}, buffer));
 }
 
 }  // namespace
 
 Request Comm::ibcast(std::span<std::byte> buffer, int root) {
-  auto operation = make_bcast(*this, buffer, root);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_bcast(*this, buffer, root));
 }
 
 void Comm::bcast(std::span<std::byte> buffer, int root) {

@@ -62,4 +62,18 @@ coll::AlgorithmSpec forced_algorithm(std::string_view collective, const std::str
   return it->second;
 }
 
+sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output) {
+  sched::Buffers buffers;
+  buffers.input = input.data();
+  buffers.input_length = input.size();
+  buffers.output = output.data();
+  buffers.output_length = output.size();
+  return buffers;
+}
+
+Request start_request(std::shared_ptr<Operation> operation) {
+  operation->start();
+  return Request(std::move(operation));
+}
+
 }  // namespace grove::detail

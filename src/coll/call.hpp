@@ -9,6 +9,7 @@
 // error is reported).
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,7 @@
 #include "coll/operation.hpp"
 #include "core/function_ref.hpp"
 #include "grove/error.hpp"
+#include "grove/request.hpp"
 
 namespace grove::detail {
 
@@ -43,6 +45,14 @@ const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShap
 std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm,
                                           std::shared_ptr<const CallPlan> plan,
                                           const sched::Buffers& buffers);
+
+// The executor's view of a call's user buffers; an empty span stands for a
+// buffer the call does not use on this rank (in place, or not the root).
+sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output);
+
+// Starts `operation` and hands it to the caller: the i* form of every
+// collective.
+Request start_request(std::shared_ptr<Operation> operation);
 
 // Parses the value of a `<collective>_algorithm` parameter, remembering the
 // last text so repeated calls do not parse again.

@@ -38,22 +38,14 @@ std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const
         coll::build_gather({state.rank(), state.size(), root, block, spec}));
     p.describe = &describe_gather;
   });
-  sched::Buffers buffers;
-  buffers.input = send.data();
-  buffers.input_length = send.size();
-  if (at_root) {
-    buffers.output = recv.data();
-    buffers.output_length = recv.size();
-  }
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan, detail::user_buffers(send, at_root ? recv : std::span<std::byte>{}));
 }
 
 }  // namespace
 
 Request Comm::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  auto operation = make_gather(*this, send, recv, root);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_gather(*this, send, recv, root));
 }
 
 void Comm::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {

@@ -45,23 +45,15 @@ std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const
         coll::build_reduce({state.rank(), state.size(), root, count, type, op, false, spec}));
     p.describe = &describe_reduce;
   });
-  sched::Buffers buffers;
-  buffers.input = send.data();
-  buffers.input_length = send.size();
-  if (at_root) {
-    buffers.output = recv.data();
-    buffers.output_length = recv.size();
-  }
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan, detail::user_buffers(send, at_root ? recv : std::span<std::byte>{}));
 }
 
 }  // namespace
 
 Request Comm::ireduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                       ReduceOp op, int root) {
-  auto operation = make_reduce(*this, send, recv, type, op, root);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_reduce(*this, send, recv, type, op, root));
 }
 
 void Comm::reduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,

@@ -50,9 +50,7 @@ std::shared_ptr<detail::Operation> make_reduce_scatter(const Comm& comm,
 
 Request Comm::ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
                               Datatype type, ReduceOp op) {
-  auto operation = make_reduce_scatter(*this, send, recv, type, op);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_reduce_scatter(*this, send, recv, type, op));
 }
 
 void Comm::reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,

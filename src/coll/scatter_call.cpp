@@ -38,22 +38,15 @@ std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<cons
         coll::build_scatter({state.rank(), state.size(), root, block, spec}));
     p.describe = &describe_scatter;
   });
-  sched::Buffers buffers;
-  if (at_root) {
-    buffers.input = send.data();
-    buffers.input_length = send.size();
-  }
-  buffers.output = recv.data();
-  buffers.output_length = recv.size();
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
+  return detail::make_operation(
+      comm.state_ptr(), plan,
+      detail::user_buffers(at_root ? send : std::span<const std::byte>{}, recv));
 }
 
 }  // namespace
 
 Request Comm::iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  auto operation = make_scatter(*this, send, recv, root);
-  operation->start();
-  return Request(std::move(operation));
+  return detail::start_request(make_scatter(*this, send, recv, root));
 }
 
 void Comm::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {

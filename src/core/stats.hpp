@@ -3,12 +3,34 @@
 // percentile-bootstrap 95% confidence interval of the median, resampled with
 // a deterministic seed so a table regenerates identically from its raw TSV.
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
 namespace grove::stats {
+
+// splitmix64: a tiny generator whose output is the same on every platform,
+// unlike the standard distributions, so resampling is reproducible anywhere.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n) by rejection, so no index is favoured.
+  size_t below(size_t n) {
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+      x = next();
+    while (x >= limit);
+    return static_cast<size_t>(x % n);
+  }
+};
 
 // Linear interpolation between closest ranks (q in [0, 1]); `sorted` must be
 // sorted ascending and non-empty.
