@@ -26,6 +26,11 @@ class Driver {
   // depends on rank, position and `generation`.
   virtual void prepare(Comm& comm, size_t bytes, uint32_t generation) = 0;
   virtual Request start(Comm& comm) = 0;
+  // One call in the blocking form: what the suite times and verifies, as the
+  // peers time their libraries' blocking collectives. (Blocking calls may
+  // take paths the non-blocking form cannot, e.g. grove's shared-memory
+  // collectives.)
+  virtual void call(Comm& comm) { start(comm).wait(); }
   // Throws grove::Error naming the first wrong byte (rank, offset, values).
   virtual void verify(Comm& comm) = 0;
   // Times a driver measures itself (seconds, one per call), reported on rank

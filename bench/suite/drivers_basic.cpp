@@ -25,6 +25,7 @@ class BcastDriver : public Driver {
     }
   }
   Request start(Comm& comm) override { return comm.ibcast(std::span(buffer_), root_); }
+  void call(Comm& comm) override { comm.bcast(std::span(buffer_), root_); }
   void verify(Comm& comm) override {
     for (size_t i = 0; i < buffer_.size(); ++i) {
       if (buffer_[i] != pattern_byte(root_, i, generation_)) {
@@ -52,6 +53,7 @@ class BarrierDriver : public Driver {
   size_t round_bytes(size_t) const override { return 0; }
   void prepare(Comm&, size_t, uint32_t) override {}
   Request start(Comm& comm) override { return comm.ibarrier(); }
+  void call(Comm& comm) override { comm.barrier(); }
   void verify(Comm&) override {}
 };
 

@@ -97,6 +97,7 @@ class ScatterDriver : public CollDriver {
     recv_.assign(bytes, std::byte{0});
   }
   Request start(Comm& comm) override { return comm.iscatter(send_, recv_, 0); }
+  void call(Comm& comm) override { comm.scatter(send_, recv_, 0); }
   void verify(Comm& comm) override {
     expect("scatter", comm.rank(), recv_,
            pattern_block(0, bytes_, generation_, bytes_ * static_cast<size_t>(comm.rank())));
@@ -113,6 +114,7 @@ class GatherDriver : public CollDriver {
     recv_.assign(comm.rank() == 0 ? bytes * static_cast<size_t>(comm.size()) : 0, std::byte{0});
   }
   Request start(Comm& comm) override { return comm.igather(send_, recv_, 0); }
+  void call(Comm& comm) override { comm.gather(send_, recv_, 0); }
   void verify(Comm& comm) override {
     if (comm.rank() != 0) return;
     Bytes want;
@@ -136,6 +138,13 @@ class AllgatherDriver : public CollDriver {
   }
   Request start(Comm& comm) override {
     return v_ ? comm.iallgatherv(send_, recv_, counts_) : comm.iallgather(send_, recv_);
+  }
+  void call(Comm& comm) override {
+    if (v_) {
+      comm.allgatherv(send_, recv_, counts_);
+    } else {
+      comm.allgather(send_, recv_);
+    }
   }
   void verify(Comm& comm) override {
     Bytes want;
@@ -168,6 +177,13 @@ class AlltoallDriver : public CollDriver {
   Request start(Comm& comm) override {
     return v_ ? comm.ialltoallv(send_, recv_, {counts_, {}, counts_, {}})
               : comm.ialltoall(send_, recv_);
+  }
+  void call(Comm& comm) override {
+    if (v_) {
+      comm.alltoallv(send_, recv_, {counts_, {}, counts_, {}});
+    } else {
+      comm.alltoall(send_, recv_);
+    }
   }
   void verify(Comm& comm) override {
     Bytes want;
@@ -203,6 +219,15 @@ class ReductionDriver : public CollDriver {
     if (collective_ == "allreduce")
       return comm.iallreduce(send_, recv_, Datatype::int32, ReduceOp::sum);
     return comm.ireduce_scatter(send_, recv_, Datatype::int32, ReduceOp::sum);
+  }
+  void call(Comm& comm) override {
+    if (collective_ == "reduce") {
+      comm.reduce(send_, recv_, Datatype::int32, ReduceOp::sum, 0);
+    } else if (collective_ == "allreduce") {
+      comm.allreduce(send_, recv_, Datatype::int32, ReduceOp::sum);
+    } else {
+      comm.reduce_scatter(send_, recv_, Datatype::int32, ReduceOp::sum);
+    }
   }
   void verify(Comm& comm) override {
     if (collective_ == "reduce" && comm.rank() != 0) return;

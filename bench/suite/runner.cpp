@@ -36,7 +36,7 @@ struct LoopOps {
   Comm& comm;
   Driver& driver;
   void barrier() { comm.barrier(); }
-  void call() { driver.start(comm).wait(); }
+  void call() { driver.call(comm); }
   bool agree(bool rank0_says) { return bench::agree(comm, rank0_says); }
 };
 
@@ -45,10 +45,10 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
                                  const std::string& algorithm, size_t bytes, uint32_t generation) {
   params::ScopedSet force(driver.algorithm_param(), algorithm);
   driver.prepare(comm, bytes, generation);
-  driver.start(comm).wait();
+  driver.call(comm);
   driver.verify(comm);
   for (int i = 0; i < options.warmup; ++i)
-    driver.start(comm).wait();
+    driver.call(comm);
 
   Stamps stamps;
   LoopOps ops{comm, driver};

@@ -3,6 +3,7 @@
 
 #include "coll/allgather.hpp"
 #include "coll/front.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -20,19 +21,24 @@ std::string describe_allgather(const detail::CallPlan& plan, const sched::Buffer
                      plan.shape.in_place ? ", in place" : "", plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<const std::byte> send,
-                                                  std::span<std::byte> recv, bool in_place) {
-  detail::CommState& state = comm.state();
+// Returns the block size.
+size_t check_allgather(detail::CommState& state, std::span<const std::byte> send,
+                       std::span<std::byte> recv, bool in_place) {
   const auto n = static_cast<size_t>(state.size());
-  size_t block = send.size();
   if (in_place) {
     detail::check_multiple(state, "allgather", "the in-place buffer", recv.size(), n,
                            "blocks of every rank");
-    block = recv.size() / n;
-  } else {
-    detail::check_length(state, "allgather", "the receive buffer", recv.size(), block * n);
-    detail::check_disjoint(state, "allgather", send, recv);
+    return recv.size() / n;
   }
+  detail::check_length(state, "allgather", "the receive buffer", recv.size(), send.size() * n);
+  detail::check_disjoint(state, "allgather", send, recv);
+  return send.size();
+}
+
+std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<const std::byte> send,
+                                                  std::span<std::byte> recv, bool in_place) {
+  detail::CommState& state = comm.state();
+  const size_t block = check_allgather(state, send, recv, in_place);
   const detail::CallShape shape{
       .collective = detail::Collective::allgather, .in_place = in_place, .count = block};
   const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
@@ -56,6 +62,9 @@ Request Comm::iallgather(std::span<const std::byte> send, std::span<std::byte> r
 }
 
 void Comm::allgather(std::span<const std::byte> send, std::span<std::byte> recv) {
+  check_allgather(state(), send, recv, false);
+  if (allgather_algorithm.get() == "auto" && !send.empty() && shm::allgather(state(), send, recv))
+    return;
   iallgather(send, recv).wait();
 }
 
@@ -68,6 +77,8 @@ Request Comm::iallgather(std::span<std::byte> buffer) {
 }
 
 void Comm::allgather(std::span<std::byte> buffer) {
+  check_allgather(state(), {}, buffer, true);
+  if (allgather_algorithm.get() == "auto" && shm::allgather(state(), {}, buffer)) return;
   iallgather(buffer).wait();
 }
 

@@ -3,6 +3,7 @@
 
 #include "coll/allreduce.hpp"
 #include "coll/front.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -19,10 +20,8 @@ std::string describe_allreduce(const detail::CallPlan& plan, const sched::Buffer
                      plan.shape.in_place ? ", in place" : "", plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<const std::byte> send,
-                                                  std::span<std::byte> recv, Datatype type,
-                                                  ReduceOp op, bool in_place) {
-  detail::CommState& state = comm.state();
+void check_allreduce(detail::CommState& state, std::span<const std::byte> send,
+                     std::span<std::byte> recv, Datatype type, ReduceOp op, bool in_place) {
   detail::check_op(state, "allreduce", type, op);
   if (!in_place) {
     detail::check_length(state, "allreduce", "the receive buffer", recv.size(), send.size());
@@ -30,6 +29,13 @@ std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<co
   }
   detail::check_multiple(state, "allreduce", in_place ? "the in-place buffer" : "the send buffer",
                          recv.size(), datatype_size(type), datatype_name(type));
+}
+
+std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<const std::byte> send,
+                                                  std::span<std::byte> recv, Datatype type,
+                                                  ReduceOp op, bool in_place) {
+  detail::CommState& state = comm.state();
+  check_allreduce(state, send, recv, type, op, in_place);
   const size_t count = recv.size() / datatype_size(type);
   const detail::CallShape shape{.collective = detail::Collective::allreduce,
                                 .in_place = in_place,
@@ -59,6 +65,10 @@ Request Comm::iallreduce(std::span<const std::byte> send, std::span<std::byte> r
 
 void Comm::allreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                      ReduceOp op) {
+  check_allreduce(state(), send, recv, type, op, false);
+  if (allreduce_algorithm.get() == "auto" && !send.empty() &&
+      shm::allreduce(state(), send, recv, type, op))
+    return;
   iallreduce(send, recv, type, op).wait();
 }
 
@@ -72,6 +82,8 @@ Request Comm::iallreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op
 }
 
 void Comm::allreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
+  check_allreduce(state(), {}, buffer, type, op, true);
+  if (allreduce_algorithm.get() == "auto" && shm::allreduce(state(), {}, buffer, type, op)) return;
   iallreduce(buffer, type, op).wait();
 }
 

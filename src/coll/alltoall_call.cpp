@@ -3,6 +3,7 @@
 
 #include "coll/alltoall.hpp"
 #include "coll/front.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -18,9 +19,9 @@ std::string describe_alltoall(const detail::CallPlan& plan, const sched::Buffers
                      plan.shape.in_place ? ", in place" : "", plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<const std::byte> send,
-                                                 std::span<std::byte> recv, bool in_place) {
-  detail::CommState& state = comm.state();
+// Returns the block size.
+size_t check_alltoall(detail::CommState& state, std::span<const std::byte> send,
+                      std::span<std::byte> recv, bool in_place) {
   const auto n = static_cast<size_t>(state.size());
   if (!in_place) {
     detail::check_length(state, "alltoall", "the receive buffer", recv.size(), send.size());
@@ -28,7 +29,13 @@ std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<con
   }
   detail::check_multiple(state, "alltoall", in_place ? "the in-place buffer" : "the send buffer",
                          recv.size(), n, "blocks of every rank");
-  const size_t block = recv.size() / n;
+  return recv.size() / n;
+}
+
+std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<const std::byte> send,
+                                                 std::span<std::byte> recv, bool in_place) {
+  detail::CommState& state = comm.state();
+  const size_t block = check_alltoall(state, send, recv, in_place);
   const detail::CallShape shape{
       .collective = detail::Collective::alltoall, .in_place = in_place, .count = block};
   const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
@@ -36,8 +43,10 @@ std::shared_ptr<detail::Operation> make_alltoall(const Comm& comm, std::span<con
         detail::forced_algorithm("alltoall", alltoall_algorithm.get()), state.size(), block);
     // The posting depth only bounds this rank's own messages: it is part of
     // the schedule but not of the stamp.
-    const uint32_t posts =
-        spec.name == "pairwise" ? coll::alltoall_posting_depth(state.size(), block, block * n) : 0;
+    const uint32_t posts = spec.name == "pairwise"
+                               ? coll::alltoall_posting_depth(
+                                     state.size(), block, block * static_cast<size_t>(state.size()))
+                               : 0;
     p.set_algorithm(spec);
     p.schedule = std::make_shared<const sched::Schedule>(
         coll::build_alltoall({state.rank(), state.size(), block, in_place, spec, posts}));
@@ -55,6 +64,9 @@ Request Comm::ialltoall(std::span<const std::byte> send, std::span<std::byte> re
 }
 
 void Comm::alltoall(std::span<const std::byte> send, std::span<std::byte> recv) {
+  check_alltoall(state(), send, recv, false);
+  if (alltoall_algorithm.get() == "auto" && !send.empty() && shm::alltoall(state(), send, recv))
+    return;
   ialltoall(send, recv).wait();
 }
 
@@ -67,6 +79,8 @@ Request Comm::ialltoall(std::span<std::byte> buffer) {
 }
 
 void Comm::alltoall(std::span<std::byte> buffer) {
+  check_alltoall(state(), {}, buffer, true);
+  if (alltoall_algorithm.get() == "auto" && shm::alltoall(state(), {}, buffer)) return;
   ialltoall(buffer).wait();
 }
 

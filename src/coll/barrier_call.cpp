@@ -2,6 +2,7 @@
 
 #include "coll/barrier.hpp"
 #include "coll/call.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -37,6 +38,7 @@ Request Comm::ibarrier() {
 }
 
 void Comm::barrier() {
+  if (barrier_algorithm.get() == "auto" && shm::barrier(state())) return;
   ibarrier().wait();
 }
 

@@ -2,6 +2,7 @@
 
 #include "coll/bcast.hpp"
 #include "coll/call.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -41,6 +42,8 @@ Request Comm::ibcast(std::span<std::byte> buffer, int root) {
 }
 
 void Comm::bcast(std::span<std::byte> buffer, int root) {
+  detail::check_root(state(), "bcast", root);
+  if (bcast_algorithm.get() == "auto" && shm::bcast(state(), buffer, root)) return;
   ibcast(buffer, root).wait();
 }
 

@@ -11,6 +11,9 @@
 namespace grove::runtime {
 class FenceEngine;
 }
+namespace grove::shm {
+class Group;
+}
 
 namespace grove::detail {
 
@@ -23,6 +26,9 @@ struct SessionState {
   // communicators that share a rank never share a context id.
   uint32_t next_context = 1;
   double last_failure_poll = -1;  // transport time of the last notice poll
+  // Every rank of the session runs on this host (the `grove run` launcher):
+  // communicators may then share memory (coll/shm/).
+  bool one_host = false;
 
   // Reads pending failure notices (non-blocking) into `failures`, at most
   // once per millisecond of `now` (transport time; the caller's reading).
@@ -40,6 +46,9 @@ struct CommState {
   // The reliable fence of this communicator (src/runtime/), made by the
   // first Comm::fence; replaced between fences if its parameters change.
   std::shared_ptr<runtime::FenceEngine> fence;
+  // The shared-memory segment of small blocking collectives (coll/shm/);
+  // null when the ranks do not share a host or it could not be mapped.
+  std::shared_ptr<shm::Group> shm;
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

@@ -2,6 +2,7 @@
 
 #include "coll/front.hpp"
 #include "coll/gather.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -17,17 +18,22 @@ std::string describe_gather(const detail::CallPlan& plan, const sched::Buffers&)
                      plan.algorithm);
 }
 
+void check_gather(detail::CommState& state, std::span<const std::byte> send,
+                  std::span<std::byte> recv, int root) {
+  detail::check_root(state, "gather", root);
+  if (state.rank() == root) {
+    detail::check_length(state, "gather", "the receive buffer", recv.size(),
+                         send.size() * static_cast<size_t>(state.size()));
+    detail::check_disjoint(state, "gather", send, recv);
+  }
+}
+
 std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const std::byte> send,
                                                std::span<std::byte> recv, int root) {
   detail::CommState& state = comm.state();
-  detail::check_root(state, "gather", root);
+  check_gather(state, send, recv, root);
   const size_t block = send.size();
   const bool at_root = state.rank() == root;
-  if (at_root) {
-    detail::check_length(state, "gather", "the receive buffer", recv.size(),
-                         block * static_cast<size_t>(state.size()));
-    detail::check_disjoint(state, "gather", send, recv);
-  }
   const detail::CallShape shape{
       .collective = detail::Collective::gather, .root = root, .count = block};
   const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
@@ -49,6 +55,8 @@ Request Comm::igather(std::span<const std::byte> send, std::span<std::byte> recv
 }
 
 void Comm::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  check_gather(state(), send, recv, root);
+  if (gather_algorithm.get() == "auto" && shm::gather(state(), send, recv, root)) return;
   igather(send, recv, root).wait();
 }
 

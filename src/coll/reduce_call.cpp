@@ -2,6 +2,7 @@
 
 #include "coll/front.hpp"
 #include "coll/reduce.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -18,19 +19,24 @@ std::string describe_reduce(const detail::CallPlan& plan, const sched::Buffers&)
                      plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const std::byte> send,
-                                               std::span<std::byte> recv, Datatype type,
-                                               ReduceOp op, int root) {
-  detail::CommState& state = comm.state();
+void check_reduce(detail::CommState& state, std::span<const std::byte> send,
+                  std::span<std::byte> recv, Datatype type, ReduceOp op, int root) {
   detail::check_root(state, "reduce", root);
   detail::check_op(state, "reduce", type, op);
   detail::check_multiple(state, "reduce", "the send buffer", send.size(), datatype_size(type),
                          datatype_name(type));
-  const bool at_root = state.rank() == root;
-  if (at_root) {
+  if (state.rank() == root) {
     detail::check_length(state, "reduce", "the receive buffer", recv.size(), send.size());
     detail::check_disjoint(state, "reduce", send, recv);
   }
+}
+
+std::shared_ptr<detail::Operation> make_reduce(const Comm& comm, std::span<const std::byte> send,
+                                               std::span<std::byte> recv, Datatype type,
+                                               ReduceOp op, int root) {
+  detail::CommState& state = comm.state();
+  check_reduce(state, send, recv, type, op, root);
+  const bool at_root = state.rank() == root;
   const size_t count = send.size() / datatype_size(type);
   const detail::CallShape shape{.collective = detail::Collective::reduce,
                                 .dtype = type,
@@ -58,6 +64,8 @@ Request Comm::ireduce(std::span<const std::byte> send, std::span<std::byte> recv
 
 void Comm::reduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                   ReduceOp op, int root) {
+  check_reduce(state(), send, recv, type, op, root);
+  if (reduce_algorithm.get() == "auto" && shm::reduce(state(), send, recv, type, op, root)) return;
   ireduce(send, recv, type, op, root).wait();
 }
 

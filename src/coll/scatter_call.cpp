@@ -2,6 +2,7 @@
 
 #include "coll/front.hpp"
 #include "coll/scatter.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/comm.hpp"
 
 namespace grove {
@@ -17,17 +18,22 @@ std::string describe_scatter(const detail::CallPlan& plan, const sched::Buffers&
                      plan.algorithm);
 }
 
+void check_scatter(detail::CommState& state, std::span<const std::byte> send,
+                   std::span<std::byte> recv, int root) {
+  detail::check_root(state, "scatter", root);
+  if (state.rank() == root) {
+    detail::check_length(state, "scatter", "the send buffer", send.size(),
+                         recv.size() * static_cast<size_t>(state.size()));
+    detail::check_disjoint(state, "scatter", send, recv);
+  }
+}
+
 std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<const std::byte> send,
                                                 std::span<std::byte> recv, int root) {
   detail::CommState& state = comm.state();
-  detail::check_root(state, "scatter", root);
+  check_scatter(state, send, recv, root);
   const size_t block = recv.size();
   const bool at_root = state.rank() == root;
-  if (at_root) {
-    detail::check_length(state, "scatter", "the send buffer", send.size(),
-                         block * static_cast<size_t>(state.size()));
-    detail::check_disjoint(state, "scatter", send, recv);
-  }
   const detail::CallShape shape{
       .collective = detail::Collective::scatter, .root = root, .count = block};
   const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
@@ -50,6 +56,8 @@ Request Comm::iscatter(std::span<const std::byte> send, std::span<std::byte> rec
 }
 
 void Comm::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  check_scatter(state(), send, recv, root);
+  if (scatter_algorithm.get() == "auto" && shm::scatter(state(), send, recv, root)) return;
   iscatter(send, recv, root).wait();
 }
 

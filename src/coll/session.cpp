@@ -6,6 +6,7 @@
 
 #include "coll/comm_state.hpp"
 #include "coll/fence_call.hpp"
+#include "coll/shm/group.hpp"
 #include "core/params.hpp"
 #include "sched/wait.hpp"
 #include "transport/ucx/ucx_transport.hpp"
@@ -35,11 +36,13 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
   state_->transport = make_ucx_transport(*state_->bootstrap);
   // `grove run` starts every rank on this host; other bootstraps say 1 until
   // they know how many ranks share a node.
-  sched::set_local_ranks(state_->bootstrap->name() == "local" ? state_->bootstrap->size() : 1);
+  state_->one_host = state_->bootstrap->name() == "local";
+  sched::set_local_ranks(state_->one_host ? state_->bootstrap->size() : 1);
   auto world = std::make_shared<detail::CommState>();
   world->session = state_.get();
   world->transport = state_->transport.get();
   world->context = 0;
+  world->shm = shm::attach(world, state_->one_host);
   world_ = std::make_unique<Comm>(std::move(world));
 }
 

@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "coll/allgather.hpp"
 #include "coll/comm_state.hpp"
 #include "coll/comm_view.hpp"
-#include "coll/operation.hpp"
+#include "coll/exchange.hpp"
+#include "coll/shm/group.hpp"
 #include "grove/comm.hpp"
 #include "transport/tag.hpp"
 
@@ -38,18 +38,8 @@ Comm make_comm(Comm& parent, int color, int key) {
         fmt::format("rank {}: split: color {} is negative (colors are >= 0)", state.rank(), color));
   }
   const Entry mine{color, key, state.session->next_context};
-  std::vector<Entry> all(static_cast<size_t>(state.size()));
-  // A ring allgather whatever allgather_algorithm says: it works at every
-  // size (a forced neighbor_exchange would not).
-  const coll::AlgorithmSpec ring = coll::parse_algorithm("allgather", "ring");
-  auto schedule = std::make_shared<const sched::Schedule>(
-      coll::build_allgather({state.rank(), state.size(), sizeof(Entry), false, ring}));
-  sched::Buffers buffers{reinterpret_cast<const std::byte*>(&mine), sizeof(Entry),
-                         reinterpret_cast<std::byte*>(all.data()), all.size() * sizeof(Entry)};
-  detail::Operation exchange(parent.state_ptr(), "split(allgather of colors)", std::move(schedule),
-                             buffers, ring.stamp());
-  exchange.start();
-  exchange.wait();
+  const std::vector<Entry> all =
+      detail::exchange_records(parent.state_ptr(), mine, "split(allgather of colors)");
 
   std::vector<int> members;  // parent ranks of this color
   int64_t context = 0;
@@ -75,6 +65,7 @@ Comm make_comm(Comm& parent, int color, int key) {
                                                          static_cast<int>(me), parent.state_ptr());
   child->transport = child->owned_view.get();
   child->context = static_cast<uint32_t>(context);
+  child->shm = shm::attach(child, state.session->one_host);
   return Comm(std::move(child));
 }
 

@@ -93,7 +93,8 @@ WaitOptions wait_options_from_params() {
   options.timeout = std::chrono::milliseconds(timeout_ms());
   const std::string& yield = wait_yield_param.get();
   static const int cores = available_cores();
-  options.yield_when_idle = yield == "on" || (yield == "auto" && ranks > cores);
+  options.oversubscribed = ranks > cores;
+  options.yield_when_idle = yield == "on" || (yield == "auto" && options.oversubscribed);
   cached = Cached{generation, ranks, options};
   return options;
 }

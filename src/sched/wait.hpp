@@ -28,6 +28,10 @@ struct WaitOptions {
   // Spinning waits (spin, and hybrid's spin window) yield the core after an
   // empty poll. Worth one system call only when ranks outnumber cores.
   bool yield_when_idle = false;
+  // This host runs more ranks than this process may use cores (see
+  // set_local_ranks): a waiting rank most likely waits for one that is not
+  // running, so polling again before yielding only delays it.
+  bool oversubscribed = false;
   std::chrono::microseconds sleep{100};  // lazy
   std::chrono::microseconds spin{50};    // hybrid
   std::chrono::milliseconds timeout{60000};

@@ -122,6 +122,43 @@ foreach(n 1 2 3 4 5 7 8 9 16)
                        FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 endforeach()
 
+# ---- shared-memory collectives (src/coll/shm/): exact bytes and the path
+# taken at every limit, back-to-back calls, overlap with non-blocking calls,
+# split/dup; every wait policy; the segment switched off; named errors.
+foreach(n 2 3 4 7)
+  add_test(NAME coll.shm.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_shm>)
+  set_tests_properties(coll.shm.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "shm ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+foreach(policy spin lazy hybrid)
+  add_test(NAME coll.shm.policy_${policy}
+           COMMAND ${GROVE_TOOL} run -n 2 --param wait_policy=${policy} $<TARGET_FILE:mp_shm>)
+  set_tests_properties(coll.shm.policy_${policy} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "shm ok: 2 ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME coll.shm.off
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param shm_collectives=false
+                 $<TARGET_FILE:mp_shm> off)
+set_tests_properties(coll.shm.off PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "shm ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME coll.shm.mismatch
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: rank 1: allreduce\\(64 B\\) on shared memory \\(call [0-9]+\\): rank 0 entered bcast\\(root 0, 64 B\\)"
+                 --match "shm mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_shm> mismatch)
+add_test(NAME coll.shm.timeout
+         COMMAND ${GROVE_EXPECT} 0 --match "timeout: rank 2: bcast\\(root 0, 64 B\\) on shared memory \\(call [0-9]+\\): timed out after 1000 ms waiting for rank 0"
+                 --match "shm timeout ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=hybrid $<TARGET_FILE:mp_shm> timeout)
+add_test(NAME coll.shm.departed
+         COMMAND ${GROVE_EXPECT} 3 --match "peer failed: rank 2: barrier on shared memory \\(call [0-9]+\\): rank 1 departed"
+                 --match "shm departed ok"
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    $<TARGET_FILE:mp_shm> departed)
+set_tests_properties(coll.shm.mismatch coll.shm.timeout coll.shm.departed PROPERTIES TIMEOUT 60)
+
 # ---- ranks that disagree on the algorithm get a named error ----
 add_test(NAME coll.mismatch_named
          COMMAND ${GROVE_EXPECT} 0 --match "mismatch: .*another collective, algorithm or parameters"

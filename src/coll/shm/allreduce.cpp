@@ -1,0 +1,52 @@
+// Allreduce on shared memory: every member copies its operand into its slot
+// and publishes. Small vectors: every member then combines all operands in
+// rank order itself. Larger ones (reduce_chunks.hpp): member m combines
+// chunk m, publishes it, and every member gathers the chunks. Either way
+// each element is ((r0 op r1) op r2) ..., the same bits on every rank.
+
+#include <cstring>
+
+#include "coll/comm_state.hpp"
+#include "coll/shm/collectives.hpp"
+#include "coll/shm/group.hpp"
+#include "coll/shm/reduce_chunks.hpp"
+#include "sched/reduce.hpp"
+
+namespace grove::shm {
+
+bool allreduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+               Datatype type, ReduceOp op) {
+  Group* group = comm.shm.get();
+  const size_t bytes = recv.size();
+  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  const CallSignature signature{detail::Collective::allreduce, -1, bytes};
+  const uint64_t operands = group->begin();
+  const int rank = group->rank();
+  // Empty: in place. The operand goes to the slot before recv is written.
+  const std::byte* input = send.empty() ? recv.data() : send.data();
+  group->await_slot_free(operands, signature);
+  std::memcpy(group->own_slot(operands), input, bytes);
+  group->publish(operands, signature);
+
+  if (bytes >= kSplitReductionBytes) {
+    const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
+    for (int m = 0; m < group->size(); ++m) {
+      const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group->size(), m);
+      if (m != rank) group->await_member(m, results, signature);
+      std::memcpy(recv.data() + chunk.first, group->slot(m, results) + chunk.first, chunk.length);
+    }
+    return true;
+  }
+  for (int m = 0; m < group->size(); ++m) {
+    if (m != rank) group->await_member(m, operands, signature);
+    const std::byte* operand = group->slot(m, operands);
+    if (m == 0) {
+      std::memcpy(recv.data(), operand, bytes);
+    } else {
+      sched::reduce_bytes(op, type, recv.data(), operand, bytes);
+    }
+  }
+  return true;
+}
+
+}  // namespace grove::shm

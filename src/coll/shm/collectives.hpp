@@ -1,0 +1,39 @@
+#pragma once
+// Small blocking collectives through a communicator's shared-memory segment
+// (coll/shm/group.hpp), one file each. Each runs the call and returns true,
+// or returns false having touched nothing when the call does not take this
+// path (no segment, an empty message, or larger than shm_max_bytes / the
+// slots): the caller then runs its schedule. Arguments are validated by the
+// caller (the front ends in coll/*_call.cpp) and their lengths are those of
+// the matching schedule-path call; an empty `send` means in place where the
+// collective has an in-place form.
+//
+// Results are exactly those of the schedule path, and reductions combine
+// the ranks' contributions in rank order, ((r0 op r1) op r2) ..., on every
+// rank alike.
+
+#include <cstddef>
+#include <span>
+
+#include "grove/types.hpp"
+
+namespace grove::detail {
+struct CommState;
+}
+
+namespace grove::shm {
+
+bool barrier(detail::CommState& comm);
+bool bcast(detail::CommState& comm, std::span<std::byte> buffer, int root);
+bool scatter(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+             int root);
+bool gather(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+            int root);
+bool allgather(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv);
+bool alltoall(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv);
+bool reduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+            Datatype type, ReduceOp op, int root);
+bool allreduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+               Datatype type, ReduceOp op);
+
+}  // namespace grove::shm

@@ -1,0 +1,257 @@
+#include "coll/shm/group.hpp"
+
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "coll/comm_state.hpp"
+#include "core/params.hpp"
+#include "grove/error.hpp"
+#include "sched/wait.hpp"
+
+namespace grove::shm {
+namespace {
+
+const params::BytesParam shm_max_bytes{
+    "shm_max_bytes", 256 * 1024, 0, uint64_t{1} << 23,
+    "blocking collectives on one host whose message (block) is at most this many bytes run "
+    "through the communicator's shared-memory segment instead of messages (0: never)"};
+
+// Polls of a control line between two looks at the clock, the transport and
+// the failure notices: about a microsecond of spinning. On an oversubscribed
+// host one poll, then the core goes to another rank (see the wait policy).
+constexpr int kPollsPerRound = 64;
+// A sleeping wait wakes at least this often to progress the transport (the
+// non-blocking collectives of any communicator) and read failure notices.
+constexpr int64_t kMaxSleepUs = 1000;
+// Rounds between two progress calls on the transport (a progress call costs
+// about as much as a hundred polls; what it serves is rarely urgent here).
+constexpr unsigned kRoundsPerProgress = 16;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+std::string_view collective_name(detail::Collective c) {
+  switch (c) {
+    case detail::Collective::bcast:
+      return "bcast";
+    case detail::Collective::barrier:
+      return "barrier";
+    case detail::Collective::scatter:
+      return "scatter";
+    case detail::Collective::gather:
+      return "gather";
+    case detail::Collective::allgather:
+      return "allgather";
+    case detail::Collective::allgatherv:
+      return "allgatherv";
+    case detail::Collective::alltoall:
+      return "alltoall";
+    case detail::Collective::alltoallv:
+      return "alltoallv";
+    case detail::Collective::reduce:
+      return "reduce";
+    case detail::Collective::allreduce:
+      return "allreduce";
+    case detail::Collective::reduce_scatter:
+      return "reduce_scatter";
+    case detail::Collective::other:
+      break;
+  }
+  return "other";
+}
+
+constexpr uint64_t kCallBits = 24;
+constexpr uint64_t kSignatureBits = 40;
+constexpr uint64_t kSignatureMask = (uint64_t{1} << kSignatureBits) - 1;
+constexpr uint64_t kCallMask = (uint64_t{1} << kCallBits) - 1;
+
+size_t round_up(size_t n, size_t unit) {
+  return (n + unit - 1) / unit * unit;
+}
+
+size_t control_bytes(int members) {
+  return round_up(sizeof(SegmentHeader) + sizeof(ControlLine) * static_cast<size_t>(members), 4096);
+}
+
+}  // namespace
+
+uint64_t CallSignature::pack() const {
+  const auto c = static_cast<uint64_t>(collective) & 0xf;
+  const auto r = static_cast<uint64_t>(root + 1) & 0xfff;
+  const auto b = static_cast<uint64_t>(bytes) & 0xffffff;
+  return c << 36 | r << 24 | b;
+}
+
+std::string CallSignature::describe() const {
+  if (collective == detail::Collective::barrier) return "barrier";
+  if (root >= 0) return fmt::format("{}(root {}, {} B)", collective_name(collective), root, bytes);
+  return fmt::format("{}({} B)", collective_name(collective), bytes);
+}
+
+namespace {
+
+// The inverse of pack(), modulo its field widths (for messages only).
+CallSignature unpack(uint64_t packed) {
+  CallSignature s;
+  s.collective = static_cast<detail::Collective>((packed >> 36) & 0xf);
+  s.root = static_cast<int>((packed >> 24) & 0xfff) - 1;
+  s.bytes = packed & 0xffffff;
+  return s;
+}
+
+}  // namespace
+
+size_t segment_length(int members, size_t slot_bytes) {
+  return control_bytes(members) + 2 * slot_bytes * static_cast<size_t>(members);
+}
+
+Group::Group(detail::CommState& comm, void* base, size_t length, size_t slot_bytes,
+             std::vector<int> world_ranks)
+    : comm_(comm),
+      base_(base),
+      length_(length),
+      slot_bytes_(slot_bytes),
+      rank_(comm.rank()),
+      size_(comm.size()),
+      lines_(reinterpret_cast<ControlLine*>(static_cast<std::byte*>(base) + sizeof(SegmentHeader))),
+      slots_(static_cast<std::byte*>(base) + control_bytes(comm.size())),
+      world_ranks_(std::move(world_ranks)) {}
+
+Group::~Group() {
+  ::munmap(base_, length_);
+}
+
+bool Group::fits(size_t slot_need, size_t message_bytes) const {
+  return slot_need <= slot_bytes_ && message_bytes <= shm_max_bytes.get();
+}
+
+std::byte* Group::slot_of(int member, uint64_t call) const {
+  const size_t index = static_cast<size_t>(member) * 2 + (call & 1);
+  return slots_ + index * slot_bytes_;
+}
+
+void Group::publish(uint64_t call, const CallSignature& signature) {
+  ControlLine& line = lines_[rank_];
+  line.signature[call & 1].store((call & kCallMask) << kSignatureBits | signature.pack(),
+                                 std::memory_order_relaxed);
+  // Sequentially consistent store then load: either a sleeper that counted
+  // itself before this load is woken, or it reads `entered` after this store
+  // (sleep_on makes the mirror-image accesses).
+  line.entered.store(call, std::memory_order_seq_cst);
+  if (line.sleepers.load(std::memory_order_seq_cst) != 0) {
+    line.wake.fetch_add(1, std::memory_order_seq_cst);
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAKE, INT_MAX, nullptr,
+              nullptr, 0);
+  }
+}
+
+void Group::await_slot_free(uint64_t call, const CallSignature& signature) {
+  if (call < 2) return;
+  for (int m = 0; m < size_; ++m) {
+    if (m != rank_ && !entered(m, call - 1)) wait_entered(m, call - 1, signature);
+  }
+}
+
+void Group::await_member(int member, uint64_t call, const CallSignature& signature) {
+  if (!entered(member, call)) wait_entered(member, call, signature);
+  check_signature(member, call, signature);
+}
+
+void Group::await_all(uint64_t call, const CallSignature& signature) {
+  for (int m = 0; m < size_; ++m) {
+    if (m != rank_) await_member(m, call, signature);
+  }
+}
+
+void Group::check_signature(int member, uint64_t call, const CallSignature& signature) const {
+  const uint64_t word = lines_[member].signature[call & 1].load(std::memory_order_relaxed);
+  // A member two calls ahead has overwritten this parity's word: nothing to
+  // compare then (it agreed on this call, or a member it waited for did not).
+  if ((word >> kSignatureBits) != (call & kCallMask)) return;
+  if ((word & kSignatureMask) == signature.pack()) return;
+  throw Error(
+      Errc::mismatch,
+      fmt::format("rank {}: {} on shared memory (call {}): rank {} entered {} as that call; "
+                  "every rank must call the same collectives in the same order",
+                  rank_, signature.describe(), call, member,
+                  unpack(word & kSignatureMask).describe()));
+}
+
+void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
+  ControlLine& line = lines_[member];
+  line.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t seen = line.wake.load(std::memory_order_seq_cst);
+  if (line.entered.load(std::memory_order_seq_cst) < call) {
+    timespec limit{max_us / 1000000, (max_us % 1000000) * 1000};
+    // Not FUTEX_PRIVATE_FLAG: the word is shared between processes.
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAIT, seen, &limit, nullptr,
+              0);
+  }
+  line.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void Group::wait_entered(int member, uint64_t call, const CallSignature& signature) {
+  using Clock = std::chrono::steady_clock;
+  const sched::WaitOptions options = sched::wait_options_from_params();
+  const auto start = Clock::now();
+  const auto deadline = start + options.timeout;
+  const int polls = options.oversubscribed && options.yield_when_idle ? 1 : kPollsPerRound;
+  for (unsigned round = 1;; ++round) {
+    for (int i = 0; i < polls; ++i) {
+      if (entered(member, call)) return;
+      cpu_relax();
+    }
+    // Non-blocking collectives (of any communicator) keep moving while a
+    // blocking one waits here.
+    if (round % kRoundsPerProgress == 0) {
+      comm_.transport->progress();
+      if (entered(member, call)) return;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      throw Error(Errc::timeout,
+                  fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
+                              "waiting for rank {} to enter it (it entered call {})",
+                              rank_, signature.describe(), call, options.timeout.count(), member,
+                              lines_[member].entered.load()));
+    }
+    comm_.session->poll_failures();
+    if (comm_.session->failures.departed.count(world_ranks_[static_cast<size_t>(member)]) != 0) {
+      throw Error(Errc::peer_failed,
+                  fmt::format("rank {}: {} on shared memory (call {}): rank {} departed", rank_,
+                              signature.describe(), call, member));
+    }
+    const int64_t left_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count() + 1;
+    switch (options.policy) {
+      case sched::WaitPolicy::spin:
+        if (options.yield_when_idle) std::this_thread::yield();
+        break;
+      case sched::WaitPolicy::lazy:
+        std::this_thread::sleep_for(std::min(options.sleep, std::chrono::microseconds(left_us)));
+        break;
+      case sched::WaitPolicy::hybrid:
+        if (now - start < options.spin) {
+          if (options.yield_when_idle) std::this_thread::yield();
+          break;
+        }
+        [[fallthrough]];
+      case sched::WaitPolicy::block:
+        sleep_on(member, call, std::min(left_us, kMaxSleepUs));
+        break;
+    }
+  }
+}
+
+}  // namespace grove::shm

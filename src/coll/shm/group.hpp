@@ -1,0 +1,137 @@
+#pragma once
+// The shared-memory side of a communicator whose ranks all run on one host.
+// One segment, mapped by every member, holds per member a control line and
+// two data slots. Small blocking collectives run through it without
+// messages: a member writes its contribution into its own slot, publishes
+// the call's number in its control line, and readers copy out of the slots
+// of the members they wait for (the approach of MPICH's POSIX collectives
+// and Open MPI's coll/sm). The schedule path (UCX) serves every other call.
+//
+// Invariants
+// - Calls through a group are numbered 1, 2, ... in the same order on
+//   every member (collectives are called in the same order everywhere; the
+//   choice of this path depends only on the call's shape and parameters).
+// - A member's `entered` word is k once it has entered call k; a member that
+//   writes its slot in call k does so before publishing k. Entering call k
+//   implies having finished call k-1 (calls are blocking).
+// - Call k uses slot buffer k % 2. A writer of call k first waits until
+//   every member has entered call k-1: then every reader of call k-2, the
+//   previous user of that buffer, is done with it.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/call_plan.hpp"
+
+namespace grove::detail {
+struct CommState;
+}
+
+namespace grove::shm {
+
+// What a member says call k is; members that wait for it compare it with
+// their own and report a difference as Errc::mismatch, by name.
+struct CallSignature {
+  detail::Collective collective = detail::Collective::other;
+  int root = -1;     // -1: the collective has no root
+  size_t bytes = 0;  // the call's block size in bytes
+
+  // 40 bits: collective (4), root + 1 (12, modulo), bytes (24, modulo).
+  uint64_t pack() const;
+  std::string describe() const;  // "bcast(root 0, 64 B)"
+};
+
+// One cache line per member, written only by that member.
+struct alignas(64) ControlLine {
+  std::atomic<uint64_t> entered{0};  // the last call this member entered
+  // By call parity: (call number mod 2^24) << 40 | CallSignature::pack().
+  std::atomic<uint64_t> signature[2] = {0, 0};
+  std::atomic<uint32_t> wake{0};      // futex word, bumped when sleepers wait
+  std::atomic<uint32_t> sleepers{0};  // members blocked on `wake`
+};
+static_assert(sizeof(ControlLine) == 64);
+
+// The segment's first cache line: members that open it check every field.
+struct alignas(64) SegmentHeader {
+  uint64_t magic = 0;
+  uint32_t version = 0;
+  uint32_t members = 0;
+  uint64_t slot_bytes = 0;
+};
+
+inline constexpr uint64_t kSegmentMagic = 0x6d68732d65766f72;  // "rove-shm"
+inline constexpr uint32_t kSegmentVersion = 1;
+
+// Bytes of a segment for `members` ranks with slots of `slot_bytes`.
+size_t segment_length(int members, size_t slot_bytes);
+
+class Group {
+ public:
+  // Takes over the mapping [base, base + length) laid out by segment_length.
+  // `world_ranks[m]` is member m's rank in the session (for failure notices).
+  Group(detail::CommState& comm, void* base, size_t length, size_t slot_bytes,
+        std::vector<int> world_ranks);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  size_t slot_bytes() const { return slot_bytes_; }
+
+  // Whether a call that writes `slot_need` bytes into a slot and moves
+  // messages of `message_bytes` takes this path (shm_max_bytes). Depends
+  // only on its arguments and parameters, so every member decides alike.
+  bool fits(size_t slot_need, size_t message_bytes) const;
+
+  // The next call's number.
+  uint64_t begin() { return ++calls_; }
+  // Calls begun so far (a two-phase reduction counts two).
+  uint64_t calls() const { return calls_; }
+  // Before writing the own slot in call k: waits until every member has
+  // entered call k-1 (see the invariants).
+  void await_slot_free(uint64_t call, const CallSignature& signature);
+  std::byte* own_slot(uint64_t call) { return slot_of(rank_, call); }
+  const std::byte* slot(int member, uint64_t call) { return slot_of(member, call); }
+  // This member has entered `call` (its slot's data, if any, written).
+  void publish(uint64_t call, const CallSignature& signature);
+  // Waits until `member` has entered `call`; Errc::mismatch if it entered a
+  // different call, Errc::peer_failed if it departed, Errc::timeout after
+  // timeout_ms.
+  void await_member(int member, uint64_t call, const CallSignature& signature);
+  // await_member for every other member.
+  void await_all(uint64_t call, const CallSignature& signature);
+
+ private:
+  std::byte* slot_of(int member, uint64_t call) const;
+  bool entered(int member, uint64_t call) const {
+    return lines_[member].entered.load(std::memory_order_acquire) >= call;
+  }
+  void wait_entered(int member, uint64_t call, const CallSignature& signature);
+  void check_signature(int member, uint64_t call, const CallSignature& signature) const;
+  void sleep_on(int member, uint64_t call, int64_t max_us);
+
+  detail::CommState& comm_;
+  void* base_;
+  size_t length_;
+  size_t slot_bytes_;
+  int rank_;
+  int size_;
+  ControlLine* lines_;
+  std::byte* slots_;
+  std::vector<int> world_ranks_;
+  uint64_t calls_ = 0;
+};
+
+// Maps a segment for `comm` if shm_collectives is on, every member runs on
+// this host and the communicator has more than one rank; collective over
+// `comm` (two small allgathers through the schedule path). Returns null on
+// every member alike when any member cannot map it (the reason is printed
+// once, by rank 0).
+std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bool same_host);
+
+}  // namespace grove::shm

@@ -1,0 +1,72 @@
+// Reduce on shared memory. Small vectors: every member but the root copies
+// its operand into its slot and publishes; the root combines the operands
+// in rank order as they appear, its own read from its send buffer. Larger
+// ones (reduce_chunks.hpp): every member publishes its operand, member m
+// combines chunk m, and the root gathers the chunks. Either way each
+// element is ((r0 op r1) op r2) ...
+
+#include <cstring>
+
+#include "coll/comm_state.hpp"
+#include "coll/shm/collectives.hpp"
+#include "coll/shm/group.hpp"
+#include "coll/shm/reduce_chunks.hpp"
+#include "sched/reduce.hpp"
+
+namespace grove::shm {
+namespace {
+
+void reduce_at_root(Group& group, uint64_t call, const CallSignature& signature,
+                    std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                    ReduceOp op, int root) {
+  const size_t bytes = send.size();
+  for (int m = 0; m < group.size(); ++m) {
+    const std::byte* operand = send.data();
+    if (m != root) {
+      group.await_member(m, call, signature);
+      operand = group.slot(m, call);
+    }
+    if (m == 0) {
+      std::memcpy(recv.data(), operand, bytes);
+    } else {
+      sched::reduce_bytes(op, type, recv.data(), operand, bytes);
+    }
+  }
+}
+
+}  // namespace
+
+bool reduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+            Datatype type, ReduceOp op, int root) {
+  Group* group = comm.shm.get();
+  const size_t bytes = send.size();
+  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  const CallSignature signature{detail::Collective::reduce, root, bytes};
+  const uint64_t operands = group->begin();
+  const bool at_root = group->rank() == root;
+
+  if (bytes >= kSplitReductionBytes) {
+    group->await_slot_free(operands, signature);
+    std::memcpy(group->own_slot(operands), send.data(), bytes);
+    group->publish(operands, signature);
+    const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
+    if (!at_root) return true;
+    for (int m = 0; m < group->size(); ++m) {
+      const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group->size(), m);
+      if (m != root) group->await_member(m, results, signature);
+      std::memcpy(recv.data() + chunk.first, group->slot(m, results) + chunk.first, chunk.length);
+    }
+    return true;
+  }
+  if (!at_root) {
+    group->await_slot_free(operands, signature);
+    std::memcpy(group->own_slot(operands), send.data(), bytes);
+    group->publish(operands, signature);
+    return true;
+  }
+  group->publish(operands, signature);
+  reduce_at_root(*group, operands, signature, send, recv, type, op, root);
+  return true;
+}
+
+}  // namespace grove::shm

@@ -1,0 +1,36 @@
+#include "coll/shm/reduce_chunks.hpp"
+
+#include <cstring>
+
+#include "coll/shm/group.hpp"
+#include "sched/reduce.hpp"
+
+namespace grove::shm {
+
+Chunk reduction_chunk(size_t bytes, size_t element, int members, int member) {
+  const size_t count = bytes / element;
+  const auto n = static_cast<size_t>(members);
+  const auto m = static_cast<size_t>(member);
+  const size_t lo = count * m / n;
+  const size_t hi = count * (m + 1) / n;
+  return {lo * element, (hi - lo) * element};
+}
+
+uint64_t reduce_own_chunk(Group& group, uint64_t operands, const CallSignature& signature,
+                          size_t bytes, Datatype type, ReduceOp op) {
+  group.await_all(operands, signature);
+  // Every member has entered `operands`, so every reader of the slot buffer
+  // the next call uses (call operands - 1) is done with it: no guard wait.
+  const uint64_t results = group.begin();
+  const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group.size(), group.rank());
+  std::byte* out = group.own_slot(results) + chunk.first;
+  if (chunk.length > 0) {
+    std::memcpy(out, group.slot(0, operands) + chunk.first, chunk.length);
+    for (int m = 1; m < group.size(); ++m)
+      sched::reduce_bytes(op, type, out, group.slot(m, operands) + chunk.first, chunk.length);
+  }
+  group.publish(results, signature);
+  return results;
+}
+
+}  // namespace grove::shm
