@@ -20,6 +20,7 @@ struct RunArgs {
   std::string timeout;
   bool tag_output = false;
   std::string on_failure = "abort";
+  std::string bind_to = "core";
 };
 
 [[noreturn]] void usage(const std::string& message) {
@@ -55,6 +56,12 @@ launch::OnFailure parse_on_failure(const std::string& text) {
   usage(fmt::format("--on-failure '{}' is not one of: abort, notify", text));
 }
 
+bool parse_bind_to(const std::string& text) {
+  if (text == "core") return true;
+  if (text == "none") return false;
+  usage(fmt::format("--bind-to '{}' is not one of: core, none", text));
+}
+
 const RegisterCommand run_command{{
     "run",
     "Start N ranks of a program on this machine and wait for them",
@@ -69,6 +76,9 @@ const RegisterCommand run_command{{
       sub.add_flag("--tag-output", args->tag_output, "Prefix each output line with [rank]");
       sub.add_option("--on-failure", args->on_failure,
                      "When a rank fails: abort (stop the others) or notify (tell the survivors)");
+      sub.add_option("--bind-to", args->bind_to,
+                     "core (default: rank r runs on the (r mod k)-th of the launcher's k CPUs) "
+                     "or none");
       // Everything from the program name on belongs to the program.
       sub.prefix_command();
       sub.footer("Usage: grove run -n N [options] PROGRAM [ARGS...]");
@@ -80,6 +90,7 @@ const RegisterCommand run_command{{
         options.timeout_s = parse_timeout(args->timeout);
         options.tag_output = args->tag_output;
         options.on_failure = parse_on_failure(args->on_failure);
+        options.bind_to_core = parse_bind_to(args->bind_to);
         options.command = sub.remaining();
         if (!options.command.empty() && options.command.front() == "--") {
           options.command.erase(options.command.begin());

@@ -13,5 +13,9 @@ inline constexpr const char* kKey = "GROVE_JOB_KEY";
 // Comma-separated names given with `grove run --param`, so the registry
 // records them with Source::command_line rather than env.
 inline constexpr const char* kCmdlineParams = "GROVE_JOB_CMDLINE_PARAMS";
+// How many cores the launcher could use; set when it bound each rank to one
+// of them (a bound rank's own affinity says 1), so ranks can tell whether
+// the host is oversubscribed.
+inline constexpr const char* kCores = "GROVE_JOB_CORES";
 
 }  // namespace grove::job_env

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -175,6 +176,17 @@ void apply_params(const LaunchOptions& options) {
   }
 }
 
+// The CPUs this process may run on, in increasing order (empty if unknown).
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 class Job {
  public:
   Job(const LaunchOptions& options, const std::string& path)
@@ -188,12 +200,15 @@ class Job {
     request.path = path;
     request.argv = options.command;
     request.capture_output = options.tag_output;
-    const std::vector<std::string> env = base_environment(options, rz_);
+    std::vector<std::string> env = base_environment(options, rz_);
+    const std::vector<int> cpus = options.bind_to_core ? allowed_cpus() : std::vector<int>{};
+    if (!cpus.empty()) env.push_back(fmt::format("{}={}", job_env::kCores, cpus.size()));
     ranks_.resize(static_cast<size_t>(options.ranks));
     try {
       for (int rank = 0; rank < options.ranks; ++rank) {
         request.env = env;
         request.env.push_back(fmt::format("{}={}", job_env::kRank, rank));
+        request.cpu = cpus.empty() ? -1 : cpus[static_cast<size_t>(rank) % cpus.size()];
         // Only rank 0 reads the launcher's stdin, and only when it is not a
         // terminal: ranks are not in the terminal's foreground process group.
         request.inherit_stdin = rank == 0 && !::isatty(STDIN_FILENO);

@@ -21,6 +21,11 @@ struct LaunchOptions {
   double timeout_s = 0;                                     // whole-job limit; 0: none
   bool tag_output = false;
   OnFailure on_failure = OnFailure::abort;
+  // Rank r runs on the (r mod k)-th of the k CPUs the launcher may use, as
+  // mpirun's --bind-to core (wrapping around when ranks outnumber cores: a
+  // rank that yields then hands its core to a rank that shares it, instead
+  // of the scheduler moving ranks between cores).
+  bool bind_to_core = true;
 };
 
 // Exit status of `grove run` when --timeout ends the job (as timeout(1)).

@@ -1,6 +1,7 @@
 #include "bootstrap/spawn.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -55,6 +56,13 @@ void child_say(const char* a, const char* b, const char* c) {
       ::dup2(null_fd, STDIN_FILENO);
       if (null_fd != STDIN_FILENO) ::close(null_fd);
     }
+  }
+  if (request.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(request.cpu, &set);
+    // A refusal (e.g. a CPU taken away meanwhile) leaves the rank unbound.
+    ::sched_setaffinity(0, sizeof(set), &set);
   }
   if (request.capture_output) {
     ::dup2(out_pipe[1], STDOUT_FILENO);

@@ -24,6 +24,7 @@ struct SpawnRequest {
   std::vector<std::string> env;   // complete environment, "NAME=value"
   bool capture_output = false;    // pipe stdout/stderr back to the launcher
   bool inherit_stdin = false;     // otherwise stdin is /dev/null
+  int cpu = -1;                   // >= 0: the child runs on this CPU only
 };
 
 struct SpawnedRank {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "bootstrap/job_env.hpp"
 #include "core/params.hpp"
 #include "core/timeouts.hpp"
 #include "grove/error.hpp"
@@ -40,7 +42,14 @@ const params::ChoiceParam wait_yield_param{
 
 std::atomic<int> local_ranks{1};
 
+// The cores this job's ranks share: the launcher's count when it bound each
+// rank to one core (then this process's own affinity says 1), else this
+// process's affinity.
 int available_cores() {
+  if (const char* cores = std::getenv(job_env::kCores)) {
+    const int n = std::atoi(cores);
+    if (n > 0) return n;
+  }
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(std::thread::hardware_concurrency());

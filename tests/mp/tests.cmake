@@ -63,11 +63,26 @@ add_test(NAME launcher.program_not_found
 add_test(NAME launcher.unknown_param
          COMMAND ${GROVE_EXPECT} 2 --match "no_such_parameter"
                  -- ${GROVE_TOOL} run -n 2 --param no_such_parameter=1 true)
+# --bind-to core (the default): rank r on the (r mod k)-th allowed CPU, and
+# GROVE_JOB_CORES = k; --bind-to none: the launcher's whole set, no count.
+add_test(NAME launcher.bind_to_core
+         COMMAND ${GROVE_EXPECT} 0 --match "^\\[2\\] one cpu, cores=[1-9]"
+                 --absent "more than one cpu"
+                 -- ${GROVE_TOOL} run -n 3 --tag-output sh -c
+                    "n=$(grep Cpus_allowed_list /proc/self/status | cut -f2); case $n in *[,-]*) echo more than one cpu;; *) echo one cpu, cores=$GROVE_JOB_CORES;; esac")
+add_test(NAME launcher.bind_to_none
+         COMMAND ${GROVE_EXPECT} 0 --match "^\\[1\\] same=yes cores=$"
+                 -- ${GROVE_TOOL} run -n 2 --bind-to none --tag-output sh -c
+                    "[ \"$(grep Cpus_allowed_list /proc/self/status)\" = \"$(grep Cpus_allowed_list /proc/$PPID/status)\" ] && echo same=yes cores=$GROVE_JOB_CORES")
+add_test(NAME launcher.bind_to_bad
+         COMMAND ${GROVE_EXPECT} 2 --match "--bind-to 'socket' is not one of: core, none"
+                 -- ${GROVE_TOOL} run -n 2 --bind-to socket true)
 set_tests_properties(
   launcher.exit_code launcher.exit_code_plain_program launcher.non_grove_program
   launcher.killed_rank launcher.timeout launcher.sigterm_forwarded
   launcher.early_exit_fails_collective launcher.zero_ranks launcher.missing_program
-  launcher.program_not_found launcher.unknown_param
+  launcher.program_not_found launcher.unknown_param launcher.bind_to_core
+  launcher.bind_to_none launcher.bind_to_bad
   PROPERTIES TIMEOUT 60)
 
 # ---- bcast and barrier over UCX, every algorithm, one job per N ----

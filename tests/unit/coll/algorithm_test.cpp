@@ -6,6 +6,7 @@
 
 #include "coll/barrier.hpp"
 #include "coll/bcast.hpp"
+#include "coll/scatter.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
@@ -87,6 +88,13 @@ TEST(Algorithm, ExamplesListEveryAlgorithm) {
                                       "knomial:4", "scatter_allgather"}));
   EXPECT_EQ(algorithm_examples("barrier"),
             (std::vector<std::string>{"dissemination", "knomial:4", "flat"}));
+}
+
+TEST(Algorithm, ScatterAutoIsBinomialOnlyForManyRanksAndSmallBlocks) {
+  EXPECT_EQ(choose_scatter_auto(11, 299).name, "binomial");
+  EXPECT_EQ(choose_scatter_auto(11, 300).name, "flat");
+  EXPECT_EQ(choose_scatter_auto(10, 1).name, "flat");
+  EXPECT_EQ(choose_scatter_auto(2, 1 << 20).name, "flat");
 }
 
 TEST(Algorithm, BcastAutoFollowsMpichThresholds) {
