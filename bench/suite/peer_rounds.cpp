@@ -278,8 +278,11 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   o.streaming ? "streaming" : "isolated",
                   o.streaming ? ", averaged over batches of 16 back-to-back calls"
                               : ", a barrier before each call"),
-      fmt::format("grove: algorithm {}, wait_policy {}, launched by grove run -n {}", o.algorithm,
-                  o.wait_policies.empty() ? "default" : join(o.wait_policies, " / "), o.ranks),
+      fmt::format("grove: blocking collectives, algorithm {}, wait_policy {}, launched by grove "
+                  "run -n {} (binds rank r to core r mod cores); blocking auto calls up to "
+                  "shm_max_bytes run through the communicator's shared-memory segment",
+                  o.algorithm, o.wait_policies.empty() ? "default" : join(o.wait_policies, " / "),
+                  o.ranks),
       fmt::format("ratio = grove median / peer median (below 1: grove is faster); 95% CI: "
                   "percentile bootstrap of the ratio of medians, {} resamples, seed = CRC-32 of "
                   "the cell pair",
