@@ -107,7 +107,7 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
   cat "$results/machine.txt" 2>/dev/null || echo "(machine.txt missing)"
   echo '```'
   echo
-  if [ -s "$results/missing-collectives.txt" ]; then
+  if grep -qs . "$results/missing-collectives.txt"; then
     echo "Not measured (grove does not run them yet): $(paste -sd, "$results/missing-collectives.txt")."
     echo
   fi

@@ -72,9 +72,11 @@ Mapped create(Offer& offer, int members, uint32_t context) {
       m.error = fmt::format("shm_open {}: {}", offer.name, std::strerror(errno));
       return m;
     }
-    if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
+    // Reserved now, not on first touch: a full /dev/shm then fails here,
+    // with a message, instead of killing a rank with SIGBUS mid-call.
+    if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length)); err != 0) {
       m.error =
-          fmt::format("ftruncate {} to {} bytes: {}", offer.name, length, std::strerror(errno));
+          fmt::format("reserving {} bytes for {}: {}", length, offer.name, std::strerror(err));
       ::close(fd);
       ::shm_unlink(offer.name);
       return m;
