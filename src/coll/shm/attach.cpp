@@ -30,8 +30,10 @@ const params::BoolParam shm_collectives{
     "shm_collectives", true,
     "communicators whose ranks share a host get a shared-memory segment for small blocking "
     "collectives (see shm_max_bytes)"};
+constexpr uint64_t kMaxSlot = uint64_t{1} << 30;
+
 const params::BytesParam shm_slot_bytes{
-    "shm_slot_bytes", 256 * 1024, 4096, uint64_t{1} << 30,
+    "shm_slot_bytes", 256 * 1024, 4096, kMaxSlot,
     "bytes of each of a rank's two shared-memory slots; a call uses the segment only if what a "
     "rank writes (a block, or all blocks for scatter and alltoall) fits"};
 
@@ -140,12 +142,19 @@ std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bo
   }
   const std::vector<Offer> offers =
       detail::exchange_records(comm, mine, "shared-memory segment (name)");
-  const Offer& from_leader = offers[0];
+  // Bytes from another process: terminate the name and bound the size
+  // before using either.
+  Offer from_leader = offers[0];
+  from_leader.name[sizeof(from_leader.name) - 1] = '\0';
+  const bool sane = from_leader.slot_bytes >= 4096 && from_leader.slot_bytes <= kMaxSlot;
   if (from_leader.ok == 0) {
     if (leader) fmt::print(stderr, "grove: shared-memory collectives off: {}\n", mapped.error);
     return nullptr;
   }
-  if (!leader) mapped = open_existing(from_leader, members);
+  if (!leader && sane) mapped = open_existing(from_leader, members);
+  if (!leader && !sane) {
+    mapped.error = fmt::format("rank 0 announced slots of {} bytes", from_leader.slot_bytes);
+  }
 
   const int32_t ok = mapped.error.empty() ? 1 : 0;
   const std::vector<int32_t> oks = detail::exchange_records(comm, ok, "shared-memory segment (ok)");
