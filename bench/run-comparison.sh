@@ -13,6 +13,9 @@
 # MAX_ITERS (600 calls per cell over all rounds),
 # BUILD_DIR (build-release, configured as Release), RESULTS_DIR
 # (bench/results), DOC (docs/results.md), PLOTS_DIR (docs/results).
+# Then grove once per wait_policy against the MPI libraries on a smaller
+# grid: POLICY_COLLS (bcast,barrier,allreduce), POLICY_SIZES
+# (1,64,4096,65536,1MiB), POLICY_ROUNDS (2); POLICIES=0 skips it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +33,10 @@ results=${RESULTS_DIR:-$root/bench/results}
 doc=${DOC:-$root/docs/results.md}
 plots=${PLOTS_DIR:-$(dirname "$doc")/results}
 peers=openmpi,mpich,gloo
+policy_colls=${POLICY_COLLS:-bcast,barrier,allreduce}
+policy_sizes=${POLICY_SIZES:-1,64,4096,65536,1MiB}
+policy_rounds=${POLICY_ROUNDS:-2}
+policies=${POLICIES:-1}
 measure=1
 [ "${1:-}" = --report ] && measure=0
 
@@ -67,6 +74,15 @@ if [ $measure = 1 ]; then
       --cadence "$cadence" --rounds "$rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
       --tsv "$results/n$n.tsv" > "$results/n$n.txt"
   done
+  if [ "$policies" = 1 ]; then
+    for n in $ranks; do
+      echo "run-comparison.sh: N=$n, every wait_policy" >&2
+      "$grove" bench --peers openmpi,mpich --wait-policies all -n "$n" --algo auto \
+        --coll "$policy_colls" --sizes "$policy_sizes" --cadence "$cadence" \
+        --rounds "$policy_rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
+        --tsv "$results/policies-n$n.tsv" > "$results/policies-n$n.txt"
+    done
+  fi
   {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -80,13 +96,18 @@ if [ $measure = 1 ]; then
     for n in $ranks; do
       echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/n$n.tsv"
     done
+    if [ "$policies" = 1 ]; then
+      for n in $ranks; do
+        echo "run: grove bench --peers openmpi,mpich --wait-policies all -n $n --algo auto --coll $policy_colls --sizes $policy_sizes --cadence $cadence --rounds $policy_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/policies-n$n.tsv"
+      done
+    fi
   } > "$results/machine.txt"
 fi
 
 # ---- the document, from bench/results/ only ----
 shopt -s nullglob
 # The raw samples are kept xz-compressed in the repository (nN.tsv.xz).
-for packed in "$results"/n*.tsv.xz; do
+for packed in "$results"/n*.tsv.xz "$results"/policies-n*.tsv.xz; do
   [ -f "${packed%.xz}" ] || xz -dk "$packed"
 done
 tsvs=("$results"/n*.tsv)
@@ -136,6 +157,23 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
     done
     echo
   done
+  policy_tsvs=("$results"/policies-n*.tsv)
+  if [ ${#policy_tsvs[@]} -gt 0 ]; then
+    echo "## grove at each wait_policy"
+    echo
+    echo "grove once per \`wait_policy\` value (\`grove/<policy>\`; \`hybrid\` is the default)"
+    echo "against the MPI libraries at their defaults, on a smaller grid."
+    echo
+    for f in "${policy_tsvs[@]}"; do
+      n=$(basename "$f" .tsv)
+      (cd "$root" && "$grove" bench --from-tsv "$(realpath --relative-to="$root" "$f")" \
+        --peers openmpi,mpich --markdown "$tmp/$n.md" >/dev/null 2>&1)
+      echo "### ${n#policies-n} ranks, every wait_policy"
+      echo
+      cat "$tmp/$n.md"
+      echo
+    done
+  fi
 } > "$doc"
-for f in "${tsvs[@]}"; do xz -9 -f -k "$f"; done
+for f in "${tsvs[@]}" "${policy_tsvs[@]}"; do xz -9 -f -k "$f"; done
 echo "run-comparison.sh: wrote $doc" >&2
