@@ -30,11 +30,7 @@ bool allreduce(detail::CommState& comm, std::span<const std::byte> send, std::sp
 
   if (bytes >= kSplitReductionBytes) {
     const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
-    for (int m = 0; m < group->size(); ++m) {
-      const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group->size(), m);
-      if (m != rank) group->await_member(m, results, signature);
-      std::memcpy(recv.data() + chunk.first, group->slot(m, results) + chunk.first, chunk.length);
-    }
+    gather_chunks(*group, results, signature, bytes, type, recv.data());
     return true;
   }
   for (int m = 0; m < group->size(); ++m) {

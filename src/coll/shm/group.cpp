@@ -22,17 +22,19 @@ namespace {
 const params::BytesParam shm_max_bytes{
     "shm_max_bytes", 256 * 1024, 0, uint64_t{1} << 23,
     "blocking collectives on one host whose message (block) is at most this many bytes run "
-    "through the communicator's shared-memory segment instead of messages (0: never)"};
+    "through the communicator's shared-memory segment instead of messages (0: only barriers; "
+    "shm_collectives=false: none)"};
 
-// Polls of a control line between two looks at the clock, the transport and
-// the failure notices: about a microsecond of spinning. On an oversubscribed
-// host one poll, then the core goes to another rank (see the wait policy).
+// Polls of a control line between two looks at the clock and the failure
+// notices: about a microsecond of spinning. On an oversubscribed host one
+// poll, then the core goes to another rank (see the wait policy).
 constexpr int kPollsPerRound = 64;
 // A sleeping wait wakes at least this often to progress the transport (the
 // non-blocking collectives of any communicator) and read failure notices.
 constexpr int64_t kMaxSleepUs = 1000;
-// Rounds between two progress calls on the transport (a progress call costs
-// about as much as a hundred polls; what it serves is rarely urgent here).
+// While spinning on a core of its own, rounds between two progress calls on
+// the transport (a progress call costs about as much as a hundred polls);
+// rounds that yield or sleep progress every time (see wait_entered).
 constexpr unsigned kRoundsPerProgress = 16;
 
 inline void cpu_relax() {

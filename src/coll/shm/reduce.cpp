@@ -50,12 +50,7 @@ bool reduce(detail::CommState& comm, std::span<const std::byte> send, std::span<
     std::memcpy(group->own_slot(operands), send.data(), bytes);
     group->publish(operands, signature);
     const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
-    if (!at_root) return true;
-    for (int m = 0; m < group->size(); ++m) {
-      const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group->size(), m);
-      if (m != root) group->await_member(m, results, signature);
-      std::memcpy(recv.data() + chunk.first, group->slot(m, results) + chunk.first, chunk.length);
-    }
+    if (at_root) gather_chunks(*group, results, signature, bytes, type, recv.data());
     return true;
   }
   if (!at_root) {

@@ -33,4 +33,13 @@ uint64_t reduce_own_chunk(Group& group, uint64_t operands, const CallSignature& 
   return results;
 }
 
+void gather_chunks(Group& group, uint64_t results, const CallSignature& signature, size_t bytes,
+                   Datatype type, std::byte* out) {
+  for (int m = 0; m < group.size(); ++m) {
+    const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group.size(), m);
+    if (m != group.rank()) group.await_member(m, results, signature);
+    std::memcpy(out + chunk.first, group.slot(m, results) + chunk.first, chunk.length);
+  }
+}
+
 }  // namespace grove::shm

@@ -31,9 +31,13 @@ Chunk reduction_chunk(size_t bytes, size_t element, int members, int member);
 
 // Waits for every member's operand of call `operands`, combines this
 // member's chunk into its slot of call `operands + 1` (which it begins and
-// publishes) at the chunk's own offset. The caller then copies chunks out
-// of slot(m, operands + 1) after await_member(m, operands + 1).
+// publishes) at the chunk's own offset, and returns that call's number.
 uint64_t reduce_own_chunk(Group& group, uint64_t operands, const CallSignature& signature,
                           size_t bytes, Datatype type, ReduceOp op);
+
+// Copies every member's combined chunk of call `results` into `out` (bytes
+// long), waiting for each member as needed.
+void gather_chunks(Group& group, uint64_t results, const CallSignature& signature, size_t bytes,
+                   Datatype type, std::byte* out);
 
 }  // namespace grove::shm
