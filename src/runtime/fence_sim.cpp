@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "transport/forwarding.hpp"
 #include "transport/sim/sim_world.hpp"
 
 namespace grove::runtime {
@@ -28,40 +29,19 @@ Blob sim_blob(int rank, int generation, const FenceSimCase& c) {
 }
 
 // Records the virtual time of every active message a rank sends.
-class StepTap final : public Transport {
+class StepTap final : public ForwardingTransport {
  public:
   StepTap(sim::SimWorld& world, int rank, std::vector<sim::Time>* steps)
-      : world_(world), inner_(world.transport(rank)), steps_(steps) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  std::string name() const override { return "sim"; }
-  void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
-            void* context) override {
-    inner_.send(peer, tag, data, length, done, context);
-  }
-  void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
-            void* context) override {
-    inner_.recv(peer, tag, data, capacity, done, context);
-  }
-  std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
-    return inner_.probe(peer, tag, mask);
-  }
-  void set_am_handler(uint16_t id, AmHandler handler) override {
-    inner_.set_am_handler(id, std::move(handler));
-  }
+      : ForwardingTransport(world.transport(rank)), world_(world), steps_(steps) {}
   void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override {
     ++sent_;
     if (steps_) steps_->push_back(world_.now());
-    inner_.am_send(peer, id, payload);
+    inner().am_send(peer, id, payload);
   }
-  bool progress() override { return inner_.progress(); }
-  void block(int extra_fd, std::chrono::microseconds max) override { inner_.block(extra_fd, max); }
-  double now() const override { return inner_.now(); }
   uint64_t sent() const { return sent_; }
 
  private:
   sim::SimWorld& world_;
-  Transport& inner_;
   std::vector<sim::Time>* steps_;
   uint64_t sent_ = 0;
 };

@@ -14,7 +14,7 @@ void TapTransport::am_send(int peer, uint16_t id, std::span<const std::byte> pay
   const runtime::FenceMessage m = runtime::decode_fence_message(payload, rank());
   log_.push_back({rank(), peer, m.header.kind, m.header.topology, m.header.generation,
                   m.header.tree_version, m.retired});
-  inner_.am_send(peer, id, payload);
+  inner().am_send(peer, id, payload);
 }
 
 FenceWorld::FenceWorld(int size, runtime::FenceConfig config, MemoryWorld::Options options)

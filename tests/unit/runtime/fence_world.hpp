@@ -19,6 +19,7 @@
 
 #include "runtime/fence_engine.hpp"
 #include "support/memory_world.hpp"
+#include "transport/forwarding.hpp"
 
 namespace grove::testing {
 
@@ -32,37 +33,18 @@ struct SentMessage {
   bool retired = false;  // ack: "retired"
 };
 
-class TapTransport final : public Transport {
+class TapTransport final : public ForwardingTransport {
  public:
-  TapTransport(Transport& inner, std::vector<SentMessage>& log) : inner_(inner), log_(log) {}
+  TapTransport(Transport& inner, std::vector<SentMessage>& log)
+      : ForwardingTransport(inner), log_(log) {}
   // After `sends` more active messages this rank sends nothing at all.
   void cut_after(size_t sends) { budget_ = sends; }
   bool cut() const { return budget_ && *budget_ == 0; }
 
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
   std::string name() const override { return "tap"; }
-  void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
-            void* context) override {
-    inner_.send(peer, tag, data, length, done, context);
-  }
-  void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
-            void* context) override {
-    inner_.recv(peer, tag, data, capacity, done, context);
-  }
-  std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
-    return inner_.probe(peer, tag, mask);
-  }
-  void set_am_handler(uint16_t id, AmHandler handler) override {
-    inner_.set_am_handler(id, std::move(handler));
-  }
   void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override;
-  bool progress() override { return inner_.progress(); }
-  void block(int extra_fd, std::chrono::microseconds max) override { inner_.block(extra_fd, max); }
-  double now() const override { return inner_.now(); }
 
  private:
-  Transport& inner_;
   std::vector<SentMessage>& log_;
   std::optional<size_t> budget_;
 };

@@ -1,0 +1,54 @@
+#pragma once
+// ForwardingTransport: a Transport that passes every call to another one.
+// Decorators that watch or cut one kind of traffic (the fence's step taps in
+// the simulator and in tests) derive from it and override only that call,
+// so a method added to Transport is forwarded in one place.
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "transport/transport.hpp"
+
+namespace grove {
+
+class ForwardingTransport : public Transport {
+ public:
+  // `inner` must outlive this transport.
+  explicit ForwardingTransport(Transport& inner) : inner_(inner) {}
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string name() const override { return inner_.name(); }
+  bool carries_payload() const override { return inner_.carries_payload(); }
+  void send(int peer, Tag tag, const void* data, size_t length, CompletionFn done,
+            void* context) override {
+    inner_.send(peer, tag, data, length, done, context);
+  }
+  void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
+            void* context) override {
+    inner_.recv(peer, tag, data, capacity, done, context);
+  }
+  std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
+    return inner_.probe(peer, tag, mask);
+  }
+  void set_am_handler(uint16_t id, AmHandler handler) override {
+    inner_.set_am_handler(id, std::move(handler));
+  }
+  void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override {
+    inner_.am_send(peer, id, payload);
+  }
+  bool progress() override { return inner_.progress(); }
+  void block(int extra_fd, std::chrono::microseconds max) override { inner_.block(extra_fd, max); }
+  double now() const override { return inner_.now(); }
+
+ protected:
+  Transport& inner() { return inner_; }
+
+ private:
+  Transport& inner_;
+};
+
+}  // namespace grove
