@@ -95,19 +95,6 @@ class GlooJob : public Job {
   Context context_;
 };
 
-enum class Kind {
-  bcast,
-  scatter,
-  gather,
-  allgather,
-  alltoall,
-  barrier,
-  allreduce,
-  reduce,
-  allgatherv,
-  alltoallv
-};
-
 // One collective and its buffers. Options are built per call, as Gloo's
 // users (PyTorch's ProcessGroupGloo) do; that cost is part of a Gloo call.
 // Buffers are never empty so no null pointer reaches Gloo.
@@ -151,6 +138,7 @@ class GlooCollective : public Collective {
         recv_.assign(sized(n * bytes), std::byte{0});
         break;
       case Kind::barrier:
+      case Kind::reduce_scatter:  // never made (make_collective)
         break;
       case Kind::allreduce:
       case Kind::reduce:
@@ -245,45 +233,13 @@ class GlooCollective : public Collective {
         gloo::alltoallv(o);
         break;
       }
+      case Kind::reduce_scatter:  // never made (make_collective)
+        break;
     }
   }
 
   void verify() override {
-    const size_t b = block_;
-    const int rank = context_->rank, size = context_->size;
-    const std::span<const std::byte> recv(recv_);
-    switch (kind_) {
-      case Kind::bcast:
-        expect_pattern(name_, rank, recv.first(b), 0, 0, generation_);
-        break;
-      case Kind::scatter:
-        expect_pattern(name_, rank, recv.first(b), 0, static_cast<size_t>(rank) * b, generation_);
-        break;
-      case Kind::gather:
-      case Kind::allgather:
-      case Kind::allgatherv:
-        if (kind_ == Kind::gather && rank != 0) break;
-        for (int s = 0; s < size; ++s) {
-          expect_pattern(name_, rank, recv.subspan(static_cast<size_t>(s) * b, b), s, 0,
-                         generation_);
-        }
-        break;
-      case Kind::alltoall:
-      case Kind::alltoallv:
-        for (int s = 0; s < size; ++s) {
-          expect_pattern(name_, rank, recv.subspan(static_cast<size_t>(s) * b, b), s,
-                         static_cast<size_t>(rank) * b, generation_);
-        }
-        break;
-      case Kind::barrier:
-        break;
-      case Kind::allreduce:
-      case Kind::reduce:
-        if (kind_ == Kind::reduce && rank != 0) break;
-        expect_sums(name_, rank, std::span<const float>(frecv_).first(b / sizeof(float)), 0, size,
-                    generation_);
-        break;
-    }
+    verify_result(kind_, name_, context_->rank, context_->size, block_, recv_, frecv_, generation_);
   }
 
  private:
@@ -307,20 +263,11 @@ class GlooCollective : public Collective {
 // Only ever called with the GlooJob that run_rank made.
 std::unique_ptr<Collective> make_collective(Job& job, const cells::Spec& spec) {
   const Context& context = static_cast<GlooJob&>(job).context();
-  static const std::pair<std::string_view, Kind> kinds[] = {
-      {"bcast", Kind::bcast},           {"scatter", Kind::scatter},
-      {"gather", Kind::gather},         {"allgather", Kind::allgather},
-      {"alltoall", Kind::alltoall},     {"barrier", Kind::barrier},
-      {"allreduce", Kind::allreduce},   {"reduce", Kind::reduce},
-      {"allgatherv", Kind::allgatherv}, {"alltoallv", Kind::alltoallv},
-  };
   // reduce_scatter: Gloo's collective API has none (only an in-place
   // algorithm class), so its cells are skipped.
-  for (const auto& [name, kind] : kinds) {
-    if (name == spec.name)
-      return std::make_unique<GlooCollective>(kind, std::string(name), context);
-  }
-  return nullptr;
+  const std::optional<Kind> kind = kind_named(spec.name);
+  if (!kind || *kind == Kind::reduce_scatter) return nullptr;
+  return std::make_unique<GlooCollective>(*kind, std::string(spec.name), context);
 }
 
 int run_rank(const Options& options, int rank, int size, const std::string& store_dir) {

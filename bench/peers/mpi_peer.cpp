@@ -55,20 +55,6 @@ class MpiJob : public Job {
   int rank_ = 0, size_ = 1;
 };
 
-enum class Kind {
-  bcast,
-  scatter,
-  gather,
-  allgather,
-  alltoall,
-  barrier,
-  allreduce,
-  reduce,
-  reduce_scatter,
-  allgatherv,
-  alltoallv
-};
-
 // One collective with its buffers. Byte collectives use MPI_BYTE; reductions
 // use MPI_FLOAT with MPI_SUM (cells.hpp). Buffers are never empty, so no
 // null pointer reaches MPI even for 0-byte cells.
@@ -173,45 +159,7 @@ class MpiCollective : public Collective {
   }
 
   void verify() override {
-    const size_t b = block_;
-    const size_t elements = b / sizeof(float);
-    const std::span<const std::byte> recv(recv_);
-    switch (kind_) {
-      case Kind::bcast:
-        expect_pattern(name_, rank_, recv.first(b), 0, 0, generation_);
-        break;
-      case Kind::scatter:
-        expect_pattern(name_, rank_, recv.first(b), 0, static_cast<size_t>(rank_) * b, generation_);
-        break;
-      case Kind::gather:
-      case Kind::allgather:
-      case Kind::allgatherv:
-        if (kind_ == Kind::gather && rank_ != 0) break;
-        for (int s = 0; s < size_; ++s) {
-          expect_pattern(name_, rank_, recv.subspan(static_cast<size_t>(s) * b, b), s, 0,
-                         generation_);
-        }
-        break;
-      case Kind::alltoall:
-      case Kind::alltoallv:
-        for (int s = 0; s < size_; ++s) {
-          expect_pattern(name_, rank_, recv.subspan(static_cast<size_t>(s) * b, b), s,
-                         static_cast<size_t>(rank_) * b, generation_);
-        }
-        break;
-      case Kind::barrier:
-        break;
-      case Kind::allreduce:
-      case Kind::reduce:
-        if (kind_ == Kind::reduce && rank_ != 0) break;
-        expect_sums(name_, rank_, std::span<const float>(frecv_).first(elements), 0, size_,
-                    generation_);
-        break;
-      case Kind::reduce_scatter:
-        expect_sums(name_, rank_, std::span<const float>(frecv_).first(elements),
-                    static_cast<size_t>(rank_) * elements, size_, generation_);
-        break;
-    }
+    verify_result(kind_, name_, rank_, size_, block_, recv_, frecv_, generation_);
   }
 
  private:
@@ -236,25 +184,9 @@ class MpiCollective : public Collective {
 };
 
 std::unique_ptr<Collective> make_collective(Job& job, const cells::Spec& spec) {
-  static const std::pair<std::string_view, Kind> kinds[] = {
-      {"bcast", Kind::bcast},
-      {"scatter", Kind::scatter},
-      {"gather", Kind::gather},
-      {"allgather", Kind::allgather},
-      {"alltoall", Kind::alltoall},
-      {"barrier", Kind::barrier},
-      {"allreduce", Kind::allreduce},
-      {"reduce", Kind::reduce},
-      {"reduce_scatter", Kind::reduce_scatter},
-      {"allgatherv", Kind::allgatherv},
-      {"alltoallv", Kind::alltoallv},
-  };
-  for (const auto& [name, kind] : kinds) {
-    if (name == spec.name) {
-      return std::make_unique<MpiCollective>(kind, std::string(name), job.rank(), job.size());
-    }
-  }
-  return nullptr;
+  const std::optional<Kind> kind = kind_named(spec.name);
+  if (!kind) return nullptr;
+  return std::make_unique<MpiCollective>(*kind, std::string(spec.name), job.rank(), job.size());
 }
 
 std::string library_version() {

@@ -302,4 +302,65 @@ void expect_sums(std::string_view collective, int rank, std::span<const float> g
   }
 }
 
+std::optional<Kind> kind_named(std::string_view name) {
+  static const std::pair<std::string_view, Kind> kinds[] = {
+      {"bcast", Kind::bcast},
+      {"scatter", Kind::scatter},
+      {"gather", Kind::gather},
+      {"allgather", Kind::allgather},
+      {"alltoall", Kind::alltoall},
+      {"barrier", Kind::barrier},
+      {"allreduce", Kind::allreduce},
+      {"reduce", Kind::reduce},
+      {"reduce_scatter", Kind::reduce_scatter},
+      {"allgatherv", Kind::allgatherv},
+      {"alltoallv", Kind::alltoallv},
+  };
+  for (const auto& [known, kind] : kinds) {
+    if (known == name) return kind;
+  }
+  return std::nullopt;
+}
+
+void verify_result(Kind kind, std::string_view name, int rank, int size, size_t block,
+                   std::span<const std::byte> recv, std::span<const float> frecv,
+                   uint32_t generation) {
+  const size_t b = block;
+  const size_t elements = b / sizeof(float);
+  const auto n = static_cast<size_t>(size);
+  switch (kind) {
+    case Kind::bcast:
+      expect_pattern(name, rank, recv.first(b), 0, 0, generation);
+      break;
+    case Kind::scatter:
+      expect_pattern(name, rank, recv.first(b), 0, static_cast<size_t>(rank) * b, generation);
+      break;
+    case Kind::gather:
+    case Kind::allgather:
+    case Kind::allgatherv:
+      if (kind == Kind::gather && rank != 0) break;
+      for (size_t s = 0; s < n; ++s)
+        expect_pattern(name, rank, recv.subspan(s * b, b), static_cast<int>(s), 0, generation);
+      break;
+    case Kind::alltoall:
+    case Kind::alltoallv:
+      for (size_t s = 0; s < n; ++s) {
+        expect_pattern(name, rank, recv.subspan(s * b, b), static_cast<int>(s),
+                       static_cast<size_t>(rank) * b, generation);
+      }
+      break;
+    case Kind::barrier:
+      break;
+    case Kind::allreduce:
+    case Kind::reduce:
+      if (kind == Kind::reduce && rank != 0) break;
+      expect_sums(name, rank, frecv.first(elements), 0, size, generation);
+      break;
+    case Kind::reduce_scatter:
+      expect_sums(name, rank, frecv.first(elements), static_cast<size_t>(rank) * elements, size,
+                  generation);
+      break;
+  }
+}
+
 }  // namespace grove::bench::peer

@@ -6,8 +6,10 @@
 // rank 0, raw TSV rows. Only the library-specific steps differ.
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "suite/cell_loop.hpp"
@@ -70,6 +72,32 @@ using CollectiveFactory = std::unique_ptr<Collective> (*)(Job& job, const cells:
 // `description` (library and version, settings) heads the output.
 void run(Job& job, CollectiveFactory factory, const Options& options,
          const std::string& description);
+
+// The suite's collectives, as the peer drivers implement them.
+enum class Kind {
+  bcast,
+  scatter,
+  gather,
+  allgather,
+  alltoall,
+  barrier,
+  allreduce,
+  reduce,
+  reduce_scatter,
+  allgatherv,
+  alltoallv
+};
+
+// The kind of the suite's collective `name` ("bcast", ...), if it has one.
+std::optional<Kind> kind_named(std::string_view name);
+
+// verify() of every peer: checks one rank's result of a cell of `block`
+// bytes after one call. `recv` holds byte results (rank 0's for gather),
+// `frecv` float results (reductions: rank 0's for reduce); throws naming
+// the first mismatch.
+void verify_result(Kind kind, std::string_view name, int rank, int size, size_t block,
+                   std::span<const std::byte> recv, std::span<const float> frecv,
+                   uint32_t generation);
 
 // Checks for verify(): throws naming the first mismatch.
 // `got[i]` must be cells::pattern(source_rank, source_offset + i, generation).

@@ -8,7 +8,7 @@ set -u
 peer=$1
 exe=${2:-}
 if [ -z "$exe" ] || [ ! -x "$exe" ]; then
-  echo "grove-peer-$peer was not built (scripts/deps.sh installs its toolchain): skipped"
+  echo "peer $peer not built (scripts/deps.sh installs its toolchain): skipped"
   exit 77
 fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/grove-peer-test.XXXXXX")
