@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "grove/grove.hpp"
+#include "support/reference_reduce.hpp"
 
 namespace colls {
 
@@ -92,46 +93,6 @@ T operand(int rank, size_t i, ReduceOp op, uint32_t salt) {
 }
 
 template <class T>
-T apply(ReduceOp op, T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    const W ua = static_cast<U>(a);
-    const W ub = static_cast<U>(b);
-    switch (op) {
-      case ReduceOp::sum:
-        return static_cast<T>(ua + ub);
-      case ReduceOp::prod:
-        return static_cast<T>(ua * ub);
-      case ReduceOp::min:
-        return b < a ? b : a;
-      case ReduceOp::max:
-        return a < b ? b : a;
-      case ReduceOp::band:
-        return static_cast<T>(a & b);
-      case ReduceOp::bor:
-        return static_cast<T>(a | b);
-      case ReduceOp::bxor:
-        return static_cast<T>(a ^ b);
-    }
-  } else {
-    switch (op) {
-      case ReduceOp::sum:
-        return a + b;
-      case ReduceOp::prod:
-        return a * b;
-      case ReduceOp::min:
-        return b < a ? b : a;
-      case ReduceOp::max:
-        return a < b ? b : a;
-      default:
-        break;
-    }
-  }
-  throw std::logic_error("no such operation");
-}
-
-template <class T>
 std::vector<std::byte> operand_bytes(int rank, size_t count, ReduceOp op, uint32_t salt,
                                      size_t first = 0) {
   std::vector<std::byte> out(count * sizeof(T));
@@ -150,7 +111,7 @@ std::vector<std::byte> reduced_bytes(int size, size_t count, ReduceOp op, uint32
   for (size_t i = 0; i < count; ++i) {
     T acc = operand<T>(0, first + i, op, salt);
     for (int r = 1; r < size; ++r)
-      acc = apply(op, acc, operand<T>(r, first + i, op, salt));
+      acc = grove::testing::reference_reduce(op, acc, operand<T>(r, first + i, op, salt));
     std::memcpy(out.data() + i * sizeof(T), &acc, sizeof(T));
   }
   return out;

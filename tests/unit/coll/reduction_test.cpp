@@ -15,6 +15,7 @@
 #include "coll/reduce_scatter.hpp"
 #include "grove/error.hpp"
 #include "harness.hpp"
+#include "support/reference_reduce.hpp"
 
 namespace grove::coll {
 namespace {
@@ -24,53 +25,13 @@ using testing::RankIo;
 // --- the operation, exactly as the kernel applies it (left = accumulator) ---
 
 template <class T>
-T apply(ReduceOp op, T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    switch (op) {
-      case ReduceOp::sum:
-        return static_cast<T>(static_cast<W>(static_cast<U>(a)) +
-                              static_cast<W>(static_cast<U>(b)));
-      case ReduceOp::prod:
-        return static_cast<T>(static_cast<W>(static_cast<U>(a)) *
-                              static_cast<W>(static_cast<U>(b)));
-      case ReduceOp::min:
-        return b < a ? b : a;
-      case ReduceOp::max:
-        return a < b ? b : a;
-      case ReduceOp::band:
-        return static_cast<T>(a & b);
-      case ReduceOp::bor:
-        return static_cast<T>(a | b);
-      case ReduceOp::bxor:
-        return static_cast<T>(a ^ b);
-    }
-  } else {
-    switch (op) {
-      case ReduceOp::sum:
-        return a + b;
-      case ReduceOp::prod:
-        return a * b;
-      case ReduceOp::min:
-        return b < a ? b : a;
-      case ReduceOp::max:
-        return a < b ? b : a;
-      default:
-        break;
-    }
-  }
-  return T{};
-}
-
-template <class T>
 using Vec = std::vector<T>;
 
 template <class T>
 Vec<T> combine(ReduceOp op, const Vec<T>& a, const Vec<T>& b) {
   Vec<T> out(a.size());
   for (size_t i = 0; i < a.size(); ++i)
-    out[i] = apply(op, a[i], b[i]);
+    out[i] = grove::testing::reference_reduce(op, a[i], b[i]);
   return out;
 }
 

@@ -9,51 +9,13 @@
 #include <vector>
 
 #include "grove/error.hpp"
+#include "support/reference_reduce.hpp"
 
 namespace grove::sched {
 namespace {
 
 // Reference: one element at a time, wrap-around integer arithmetic done in
 // uint64_t so it is defined for every width and signedness.
-template <class T>
-T reference(ReduceOp op, T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    const auto ua = static_cast<uint64_t>(a);
-    const auto ub = static_cast<uint64_t>(b);
-    switch (op) {
-      case ReduceOp::sum:
-        return static_cast<T>(ua + ub);
-      case ReduceOp::prod:
-        return static_cast<T>(ua * ub);
-      case ReduceOp::min:
-        return std::min(a, b);
-      case ReduceOp::max:
-        return std::max(a, b);
-      case ReduceOp::band:
-        return static_cast<T>(ua & ub);
-      case ReduceOp::bor:
-        return static_cast<T>(ua | ub);
-      case ReduceOp::bxor:
-        return static_cast<T>(ua ^ ub);
-    }
-  } else {
-    switch (op) {
-      case ReduceOp::sum:
-        return a + b;
-      case ReduceOp::prod:
-        return a * b;
-      case ReduceOp::min:
-        return std::min(a, b);
-      case ReduceOp::max:
-        return std::max(a, b);
-      default:
-        break;
-    }
-  }
-  ADD_FAILURE() << "no reference for " << reduce_op_name(op);
-  return T{};
-}
-
 template <class T>
 T random_value(std::mt19937_64& rng) {
   if constexpr (std::is_integral_v<T>) {
@@ -86,7 +48,7 @@ void check_all_ops(size_t count, size_t misalign) {
     for (size_t i = 0; i < count; ++i) {
       T got;
       std::memcpy(&got, inout.data() + misalign + i * sizeof(T), sizeof(T));
-      const T want = reference(op, left[i], right[i]);
+      const T want = testing::reference_reduce(op, left[i], right[i]);
       // Exact: the kernel applies the same single operation per element.
       ASSERT_EQ(std::memcmp(&got, &want, sizeof(T)), 0)
           << reduce_op_name(op) << " on " << datatype_name(type) << " element " << i << " of "
