@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/fence_sim.hpp"
+#include "campaigns/sim_jobs.hpp"
 #include "command.hpp"
 #include "core/params.hpp"
 #include "model/radix.hpp"
 #include "model/release.hpp"
-#include "model/sim_jobs.hpp"
-#include "runtime/fence_sim.hpp"
 #include "sim_options.hpp"
 
 namespace grove::tools {

@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/sim_jobs.hpp"
+#include "campaigns/validate.hpp"
 #include "command.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "model/radix.hpp"
 #include "model/release.hpp"
-#include "model/sim_jobs.hpp"
-#include "model/validate.hpp"
 
 namespace grove::tools {
 namespace {

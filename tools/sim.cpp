@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/sim_jobs.hpp"
 #include "command.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
-#include "model/sim_jobs.hpp"
 #include "sim_options.hpp"
 #include "transport/sim/trace.hpp"
 

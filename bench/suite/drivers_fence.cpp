@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "coll/comm_state.hpp"
+#include "api/comm_state.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "runtime/fence_engine.hpp"

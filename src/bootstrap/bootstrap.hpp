@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/factory.hpp"
+
 namespace grove {
 
 using Blob = std::vector<std::byte>;
@@ -41,17 +43,19 @@ struct FailureView {
   bool alive(int rank) const { return departed.count(rank) == 0; }
 };
 
-class Bootstrap {
+// A bootstrap is the PeerExchange the transport swaps its addresses over
+// (allgather: every rank contributes one blob and gets all of them, indexed
+// by rank; blocking, bounded by timeout_ms).
+class Bootstrap : public PeerExchange {
  public:
-  virtual ~Bootstrap() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
   virtual std::string name() const = 0;
-
-  // Every rank contributes one blob and gets all of them, indexed by rank.
-  // Blocking, bounded by timeout_ms; throws grove::Error naming the cause.
-  virtual std::vector<Blob> allgather(std::span<const std::byte> mine) = 0;
+  // The transport this job runs on (transport/factory.hpp).
+  virtual std::string transport_kind() const { return "ucx"; }
   virtual void barrier() = 0;
+
+  // Cores the ranks on this host share, when the launcher knows it (it bound
+  // each rank to one of them, so a rank's own affinity says 1); 0 otherwise.
+  virtual int job_cores() const { return 0; }
 
   // A descriptor that becomes readable when failure notices arrive (-1 if
   // this bootstrap never delivers any), and a non-blocking read of them.

@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "bootstrap/backends.hpp"
+#include "bootstrap/job_env.hpp"
 #include "bootstrap/wire.hpp"
 #include "core/timeouts.hpp"
 #include "grove/error.hpp"
@@ -63,6 +65,11 @@ class LocalBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "local"; }
+  int job_cores() const override {
+    const char* cores = std::getenv(job_env::kCores);
+    const int n = cores != nullptr ? std::atoi(cores) : 0;
+    return n > 0 ? n : 0;
+  }
 
   std::vector<Blob> allgather(std::span<const std::byte> mine) override {
     auto reply = collective(wire::FrameType::allgather_request, mine, "allgather");

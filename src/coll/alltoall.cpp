@@ -7,9 +7,9 @@
 
 #include "coll/checks.hpp"
 #include "coll/plan.hpp"
+#include "coll/posting_depth.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
-#include "model/posting_depth.hpp"
 
 namespace grove::coll {
 namespace {
@@ -20,7 +20,7 @@ const params::StringParam alltoall_posts_param{
     "'auto' (the rule of seed 002, MODELS.md §6) or a number (authoritative; above N means N)",
     [](std::string_view value) -> std::string {
       try {
-        model::parse_posting_depth(value, "alltoall_posts");
+        parse_posting_depth(value, "alltoall_posts");
         return {};
       } catch (const Error& e) {
         return e.what();
@@ -186,12 +186,12 @@ sched::Schedule build_bruck(const AlltoallArgs& a) {
 }  // namespace
 
 std::optional<uint32_t> alltoall_posts_setting() {
-  return model::parse_posting_depth(alltoall_posts_param.get(), "alltoall_posts");
+  return parse_posting_depth(alltoall_posts_param.get(), "alltoall_posts");
 }
 
 uint32_t alltoall_posting_depth(int size, uint64_t peer_bytes, uint64_t total_bytes) {
-  return model::resolve_posting_depth(alltoall_posts_setting(), static_cast<uint32_t>(size),
-                                      peer_bytes, total_bytes);
+  return resolve_posting_depth(alltoall_posts_setting(), static_cast<uint32_t>(size), peer_bytes,
+                               total_bytes);
 }
 
 AlgorithmSpec choose_alltoall_auto(int size, size_t block_bytes) {

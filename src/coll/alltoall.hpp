@@ -6,7 +6,7 @@
 //             r+1, r+2, ... so no rank is everyone's first target
 //   pairwise  step i = 1 .. N-1 sends to r+i and receives from r-i, with at
 //             most P sends and, separately, P receives incomplete (the
-//             posting depth: model/posting_depth.hpp, MODELS.md §6)
+//             posting depth: coll/posting_depth.hpp, MODELS.md §6)
 //   bruck     ceil(log2 N) steps; step k sends, packed, every block whose
 //             index (relative to the rank) has bit k set to r + 2^k. Meant
 //             for small blocks: it moves (N/2) log2 N blocks per rank

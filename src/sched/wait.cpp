@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "bootstrap/job_env.hpp"
 #include "core/params.hpp"
 #include "core/timeouts.hpp"
 #include "grove/error.hpp"
@@ -41,15 +40,10 @@ const params::ChoiceParam wait_yield_param{
     "more ranks than it has cores, as Open MPI's yield_when_idle)"};
 
 std::atomic<int> local_ranks{1};
+std::atomic<int> host_cores{0};  // 0: not told; this process's affinity decides
 
-// The cores this job's ranks share: the launcher's count when it bound each
-// rank to one core (then this process's own affinity says 1), else this
-// process's affinity.
-int available_cores() {
-  if (const char* cores = std::getenv(job_env::kCores)) {
-    const int n = std::atoi(cores);
-    if (n > 0) return n;
-  }
+// This process's CPUs, when the session did not say how many the job shares.
+int affinity_cores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(std::thread::hardware_concurrency());
@@ -87,6 +81,7 @@ WaitOptions wait_options_from_params() {
   struct Cached {
     uint64_t generation = ~uint64_t{0};
     int local_ranks = 0;
+    int cores = 0;
     WaitOptions options;
   };
   thread_local Cached cached;
@@ -94,22 +89,25 @@ WaitOptions wait_options_from_params() {
   // the next call.
   const uint64_t generation = params::generation();
   const int ranks = local_ranks.load(std::memory_order_relaxed);
-  if (cached.generation == generation && cached.local_ranks == ranks) return cached.options;
+  const int told = host_cores.load(std::memory_order_relaxed);
+  if (cached.generation == generation && cached.local_ranks == ranks && cached.cores == told)
+    return cached.options;
   WaitOptions options;
   options.policy = parse_policy(wait_policy_param.get());
   options.sleep = std::chrono::microseconds(wait_sleep_us_param.get());
   options.spin = std::chrono::microseconds(wait_spin_us_param.get());
   options.timeout = std::chrono::milliseconds(timeout_ms());
   const std::string& yield = wait_yield_param.get();
-  static const int cores = available_cores();
-  options.oversubscribed = ranks > cores;
+  static const int own_cores = affinity_cores();
+  options.oversubscribed = ranks > (told > 0 ? told : own_cores);
   options.yield_when_idle = yield == "on" || (yield == "auto" && options.oversubscribed);
-  cached = Cached{generation, ranks, options};
+  cached = Cached{generation, ranks, told, options};
   return options;
 }
 
-void set_local_ranks(int ranks) {
+void set_host_load(int ranks, int cores) {
   local_ranks.store(ranks);
+  host_cores.store(cores);
 }
 
 void wait_until(Transport& transport, int extra_fd, FunctionRef<bool()> done, std::string_view what,

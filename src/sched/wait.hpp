@@ -28,8 +28,8 @@ struct WaitOptions {
   // Spinning waits (spin, and hybrid's spin window) yield the core after an
   // empty poll. Worth one system call only when ranks outnumber cores.
   bool yield_when_idle = false;
-  // This host runs more ranks than this process may use cores (see
-  // set_local_ranks): a waiting rank most likely waits for one that is not
+  // This host runs more ranks than it has cores for them (see
+  // set_host_load): a waiting rank most likely waits for one that is not
   // running, so polling again before yielding only delays it.
   bool oversubscribed = false;
   std::chrono::microseconds sleep{100};  // lazy
@@ -39,12 +39,14 @@ struct WaitOptions {
 
 // The current values of wait_policy, wait_sleep_us, wait_spin_us, wait_yield,
 // timeout_ms. Derived again only when a parameter changed (params::generation)
-// or set_local_ranks was called, so a wait per collective call stays cheap.
+// or set_host_load was called, so a wait per collective call stays cheap.
 WaitOptions wait_options_from_params();
 
-// Tells `wait_yield=auto` how many ranks share this host's cores (Session
-// calls it once it knows). Auto yields when local_ranks > available cores.
-void set_local_ranks(int local_ranks);
+// Tells the waits how many ranks share this host and how many cores they
+// share (0: this process's CPU affinity); the session calls it once it knows.
+// More ranks than cores makes the host oversubscribed (wait_yield=auto then
+// yields).
+void set_host_load(int local_ranks, int cores);
 std::string_view wait_policy_name(WaitPolicy policy);
 
 // Progresses `transport` until done() returns true. `extra_fd` (if >= 0) also

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/comm_state.hpp"
+#include "api/comm_state.hpp"
 #include "core/params.hpp"
 #include "grove/grove.hpp"
 

@@ -25,8 +25,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "api/comm_state.hpp"
 #include "coll/allgather.hpp"
-#include "coll/comm_state.hpp"
 #include "grove/grove.hpp"
 #include "runtime/fence_engine.hpp"
 #include "topo/live_tree.hpp"

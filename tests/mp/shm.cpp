@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-#include "coll/comm_state.hpp"
+#include "api/comm_state.hpp"
 #include "coll/shm/group.hpp"
 #include "colls_common.hpp"
 #include "core/params.hpp"

@@ -3,18 +3,16 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool allgather(detail::CommState& comm, std::span<const std::byte> send,
-               std::span<std::byte> recv) {
-  Group* group = comm.shm.get();
-  const size_t block = recv.size() / static_cast<size_t>(comm.size());
+bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv) {
+  if (group == nullptr) return false;
+  const size_t block = recv.size() / static_cast<size_t>(group->size());
   if (group == nullptr || block == 0 || !group->fits(block, block)) return false;
-  const CallSignature signature{detail::Collective::allgather, -1, block};
+  const CallSignature signature{coll::Collective::allgather, -1, block};
   const uint64_t call = group->begin();
   const int rank = group->rank();
   std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;

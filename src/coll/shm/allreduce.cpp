@@ -6,7 +6,6 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "coll/shm/reduce_chunks.hpp"
@@ -14,12 +13,12 @@
 
 namespace grove::shm {
 
-bool allreduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv,
                Datatype type, ReduceOp op) {
-  Group* group = comm.shm.get();
+  if (group == nullptr) return false;
   const size_t bytes = recv.size();
   if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
-  const CallSignature signature{detail::Collective::allreduce, -1, bytes};
+  const CallSignature signature{coll::Collective::allreduce, -1, bytes};
   const uint64_t operands = group->begin();
   const int rank = group->rank();
   // Empty: in place. The operand goes to the slot before recv is written.

@@ -5,18 +5,17 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool alltoall(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv) {
-  Group* group = comm.shm.get();
+bool alltoall(Group* group, std::span<const std::byte> send, std::span<std::byte> recv) {
+  if (group == nullptr) return false;
   const size_t all = recv.size();
-  const size_t block = all / static_cast<size_t>(comm.size());
+  const size_t block = all / static_cast<size_t>(group->size());
   if (group == nullptr || block == 0 || !group->fits(all, block)) return false;
-  const CallSignature signature{detail::Collective::alltoall, -1, block};
+  const CallSignature signature{coll::Collective::alltoall, -1, block};
   const uint64_t call = group->begin();
   const auto rank = static_cast<size_t>(group->rank());
   const std::byte* input = send.empty() ? recv.data() : send.data();  // empty: in place

@@ -15,11 +15,10 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include <fmt/format.h>
 
-#include "coll/comm_state.hpp"
-#include "coll/exchange.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
 
@@ -126,22 +125,34 @@ Mapped open_existing(const Offer& leader, int members) {
 
 }  // namespace
 
-std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bool same_host) {
+namespace {
+
+template <class Record>
+std::vector<Record> exchange_records(const AttachContext& comm, const Record& mine,
+                                     const std::string& what) {
+  static_assert(std::is_trivially_copyable_v<Record>);
+  std::vector<Record> all(static_cast<size_t>(comm.size));
+  comm.exchange(std::as_bytes(std::span(&mine, 1)), std::as_writable_bytes(std::span(all)), what);
+  return all;
+}
+
+}  // namespace
+
+std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
   // Every member reads the same parameters, so all return here alike.
-  if (!same_host || comm->size() < 2 || !shm_collectives.get()) return nullptr;
-  const int members = comm->size();
-  const bool leader = comm->rank() == 0;
+  if (!same_host || comm.size < 2 || !shm_collectives.get()) return nullptr;
+  const int members = comm.size;
+  const bool leader = comm.rank == 0;
 
   Offer mine;
-  mine.world_rank = comm->session->bootstrap->rank();
+  mine.world_rank = comm.world_rank;
   mine.slot_bytes = shm_slot_bytes.get();
   Mapped mapped;
   if (leader) {
-    mapped = create(mine, members, comm->context);
+    mapped = create(mine, members, comm.context);
     mine.ok = mapped.error.empty() ? 1 : 0;
   }
-  const std::vector<Offer> offers =
-      detail::exchange_records(comm, mine, "shared-memory segment (name)");
+  const std::vector<Offer> offers = exchange_records(comm, mine, "shared-memory segment (name)");
   // Bytes from another process: terminate the name and bound the size
   // before using either.
   Offer from_leader = offers[0];
@@ -157,12 +168,12 @@ std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bo
   }
 
   const int32_t ok = mapped.error.empty() ? 1 : 0;
-  const std::vector<int32_t> oks = detail::exchange_records(comm, ok, "shared-memory segment (ok)");
+  const std::vector<int32_t> oks = exchange_records(comm, ok, "shared-memory segment (ok)");
   if (leader) ::shm_unlink(from_leader.name);
   for (int m = 0; m < members; ++m) {
     if (oks[static_cast<size_t>(m)] != 0) continue;
     if (!mapped.error.empty()) {
-      fmt::print(stderr, "grove: rank {}: shared-memory collectives off: {}\n", comm->rank(),
+      fmt::print(stderr, "grove: rank {}: shared-memory collectives off: {}\n", comm.rank,
                  mapped.error);
     }
     if (mapped.base != nullptr) ::munmap(mapped.base, mapped.length);
@@ -172,8 +183,8 @@ std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bo
   world_ranks.reserve(offers.size());
   for (const Offer& o : offers)
     world_ranks.push_back(o.world_rank);
-  return std::make_shared<Group>(*comm, mapped.base, mapped.length, from_leader.slot_bytes,
-                                 std::move(world_ranks));
+  return std::make_shared<Group>(comm.rank, comm.size, *comm.transport, comm.departed, mapped.base,
+                                 mapped.length, from_leader.slot_bytes, std::move(world_ranks));
 }
 
 }  // namespace grove::shm

@@ -1,16 +1,15 @@
 // Barrier on shared memory: every member publishes that it entered the call
 // and waits until every other member has too.
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool barrier(detail::CommState& comm) {
-  Group* group = comm.shm.get();
+bool barrier(Group* group) {
   if (group == nullptr) return false;
-  const CallSignature signature{detail::Collective::barrier, -1, 0};
+  if (group == nullptr) return false;
+  const CallSignature signature{coll::Collective::barrier, -1, 0};
   const uint64_t call = group->begin();
   group->publish(call, signature);
   group->await_all(call, signature);

@@ -4,17 +4,16 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool bcast(detail::CommState& comm, std::span<std::byte> buffer, int root) {
-  Group* group = comm.shm.get();
+bool bcast(Group* group, std::span<std::byte> buffer, int root) {
+  if (group == nullptr) return false;
   const size_t bytes = buffer.size();
   if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
-  const CallSignature signature{detail::Collective::bcast, root, bytes};
+  const CallSignature signature{coll::Collective::bcast, root, bytes};
   const uint64_t call = group->begin();
   if (group->rank() == root) {
     group->await_slot_free(call, signature);

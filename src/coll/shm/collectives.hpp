@@ -2,7 +2,7 @@
 // Small blocking collectives through a communicator's shared-memory segment
 // (coll/shm/group.hpp), one file each. Each runs the call and returns true,
 // or returns false having touched nothing when the call does not take this
-// path (no segment, an empty message, or larger than shm_max_bytes / the
+// path (no segment: `group` null, an empty message, or larger than shm_max_bytes / the
 // slots): the caller then runs its schedule. Arguments are validated by the
 // caller (the front ends in coll/*_call.cpp) and their lengths are those of
 // the matching schedule-path call; an empty `send` means in place where the
@@ -17,23 +17,19 @@
 
 #include "grove/types.hpp"
 
-namespace grove::detail {
-struct CommState;
-}
-
 namespace grove::shm {
 
-bool barrier(detail::CommState& comm);
-bool bcast(detail::CommState& comm, std::span<std::byte> buffer, int root);
-bool scatter(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-             int root);
-bool gather(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-            int root);
-bool allgather(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv);
-bool alltoall(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv);
-bool reduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-            Datatype type, ReduceOp op, int root);
-bool allreduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+class Group;
+
+bool barrier(Group* group);
+bool bcast(Group* group, std::span<std::byte> buffer, int root);
+bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root);
+bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root);
+bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv);
+bool alltoall(Group* group, std::span<const std::byte> send, std::span<std::byte> recv);
+bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+            ReduceOp op, int root);
+bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv,
                Datatype type, ReduceOp op);
 
 }  // namespace grove::shm

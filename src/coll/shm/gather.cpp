@@ -4,18 +4,16 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool gather(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-            int root) {
-  Group* group = comm.shm.get();
+bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  if (group == nullptr) return false;
   const size_t block = send.size();
   if (group == nullptr || block == 0 || !group->fits(block, block)) return false;
-  const CallSignature signature{detail::Collective::gather, root, block};
+  const CallSignature signature{coll::Collective::gather, root, block};
   const uint64_t call = group->begin();
   if (group->rank() != root) {
     group->await_slot_free(call, signature);

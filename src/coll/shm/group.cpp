@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "coll/comm_state.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "sched/wait.hpp"
@@ -43,36 +42,6 @@ inline void cpu_relax() {
 #endif
 }
 
-std::string_view collective_name(detail::Collective c) {
-  switch (c) {
-    case detail::Collective::bcast:
-      return "bcast";
-    case detail::Collective::barrier:
-      return "barrier";
-    case detail::Collective::scatter:
-      return "scatter";
-    case detail::Collective::gather:
-      return "gather";
-    case detail::Collective::allgather:
-      return "allgather";
-    case detail::Collective::allgatherv:
-      return "allgatherv";
-    case detail::Collective::alltoall:
-      return "alltoall";
-    case detail::Collective::alltoallv:
-      return "alltoallv";
-    case detail::Collective::reduce:
-      return "reduce";
-    case detail::Collective::allreduce:
-      return "allreduce";
-    case detail::Collective::reduce_scatter:
-      return "reduce_scatter";
-    case detail::Collective::other:
-      break;
-  }
-  return "other";
-}
-
 constexpr uint64_t kCallBits = 24;
 constexpr uint64_t kSignatureBits = 40;
 constexpr uint64_t kSignatureMask = (uint64_t{1} << kSignatureBits) - 1;
@@ -96,9 +65,10 @@ uint64_t CallSignature::pack() const {
 }
 
 std::string CallSignature::describe() const {
-  if (collective == detail::Collective::barrier) return "barrier";
-  if (root >= 0) return fmt::format("{}(root {}, {} B)", collective_name(collective), root, bytes);
-  return fmt::format("{}({} B)", collective_name(collective), bytes);
+  if (collective == coll::Collective::barrier) return "barrier";
+  if (root >= 0)
+    return fmt::format("{}(root {}, {} B)", coll::collective_name(collective), root, bytes);
+  return fmt::format("{}({} B)", coll::collective_name(collective), bytes);
 }
 
 namespace {
@@ -106,7 +76,7 @@ namespace {
 // The inverse of pack(), modulo its field widths (for messages only).
 CallSignature unpack(uint64_t packed) {
   CallSignature s;
-  s.collective = static_cast<detail::Collective>((packed >> 36) & 0xf);
+  s.collective = static_cast<coll::Collective>((packed >> 36) & 0xf);
   s.root = static_cast<int>((packed >> 24) & 0xfff) - 1;
   s.bytes = packed & 0xffffff;
   return s;
@@ -118,16 +88,17 @@ size_t segment_length(int members, size_t slot_bytes) {
   return control_bytes(members) + 2 * slot_bytes * static_cast<size_t>(members);
 }
 
-Group::Group(detail::CommState& comm, void* base, size_t length, size_t slot_bytes,
-             std::vector<int> world_ranks)
-    : comm_(comm),
+Group::Group(int rank, int size, Transport& transport, DepartedFn departed, void* base,
+             size_t length, size_t slot_bytes, std::vector<int> world_ranks)
+    : transport_(transport),
+      departed_(std::move(departed)),
       base_(base),
       length_(length),
       slot_bytes_(slot_bytes),
-      rank_(comm.rank()),
-      size_(comm.size()),
+      rank_(rank),
+      size_(size),
       lines_(reinterpret_cast<ControlLine*>(static_cast<std::byte*>(base) + sizeof(SegmentHeader))),
-      slots_(static_cast<std::byte*>(base) + control_bytes(comm.size())),
+      slots_(static_cast<std::byte*>(base) + control_bytes(size)),
       world_ranks_(std::move(world_ranks)) {}
 
 Group::~Group() {
@@ -222,8 +193,7 @@ void Group::wait_entered(int member, uint64_t call, const CallSignature& signatu
                               rank_, signature.describe(), call, options.timeout.count(), member,
                               lines_[member].entered.load()));
     }
-    comm_.session->poll_failures();
-    if (comm_.session->failures.departed.count(world_ranks_[static_cast<size_t>(member)]) != 0) {
+    if (departed_ && departed_(world_ranks_[static_cast<size_t>(member)])) {
       throw Error(Errc::peer_failed,
                   fmt::format("rank {}: {} on shared memory (call {}): rank {} departed", rank_,
                               signature.describe(), call, member));
@@ -241,7 +211,7 @@ void Group::wait_entered(int member, uint64_t call, const CallSignature& signatu
     // --coll fence`.)
     bool active = false;
     if (polls == 1 || may_sleep || round % kRoundsPerProgress == 0) {
-      active = comm_.transport->progress();
+      active = transport_.progress();
       if (entered(member, call)) return;
     }
     if (!may_sleep || active) {

@@ -21,22 +21,21 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "coll/call_plan.hpp"
-
-namespace grove::detail {
-struct CommState;
-}
+#include "coll/collective.hpp"
+#include "transport/transport.hpp"
 
 namespace grove::shm {
 
 // What a member says call k is; members that wait for it compare it with
 // their own and report a difference as Errc::mismatch, by name.
 struct CallSignature {
-  detail::Collective collective = detail::Collective::other;
+  coll::Collective collective = coll::Collective::other;
   int root = -1;     // -1: the collective has no root
   size_t bytes = 0;  // the call's block size in bytes
 
@@ -71,10 +70,14 @@ size_t segment_length(int members, size_t slot_bytes);
 
 class Group {
  public:
+  // Whether a rank of the session has departed (failure notices read first).
+  using DepartedFn = std::function<bool(int world_rank)>;
+
   // Takes over the mapping [base, base + length) laid out by segment_length.
-  // `world_ranks[m]` is member m's rank in the session (for failure notices).
-  Group(detail::CommState& comm, void* base, size_t length, size_t slot_bytes,
-        std::vector<int> world_ranks);
+  // `world_ranks[m]` is member m's rank in the session (for failure notices);
+  // `transport` is progressed while waiting (other calls in flight need it).
+  Group(int rank, int size, Transport& transport, DepartedFn departed, void* base, size_t length,
+        size_t slot_bytes, std::vector<int> world_ranks);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -115,7 +118,8 @@ class Group {
   void check_signature(int member, uint64_t call, const CallSignature& signature) const;
   void sleep_on(int member, uint64_t call, int64_t max_us);
 
-  detail::CommState& comm_;
+  Transport& transport_;
+  DepartedFn departed_;
   void* base_;
   size_t length_;
   size_t slot_bytes_;
@@ -127,11 +131,26 @@ class Group {
   uint64_t calls_ = 0;
 };
 
-// Maps a segment for `comm` if shm_collectives is on, every member runs on
-// this host and the communicator has more than one rank; collective over
-// `comm` (two small allgathers through the schedule path). Returns null on
-// every member alike when any member cannot map it (the reason is printed
-// once, by rank 0).
-std::shared_ptr<Group> attach(const std::shared_ptr<detail::CommState>& comm, bool same_host);
+// What attach needs of the communicator it serves.
+struct AttachContext {
+  int rank = 0;
+  int size = 1;
+  uint32_t context = 0;  // the communicator's context id (part of the segment's name)
+  int world_rank = 0;    // this rank in the session
+  Transport* transport = nullptr;
+  Group::DepartedFn departed;
+  // An allgather of one fixed-size record per member over the communicator:
+  // `mine` from every member lands in `all` in rank order; `what` names it
+  // in errors. Blocking.
+  std::function<void(std::span<const std::byte> mine, std::span<std::byte> all,
+                     const std::string& what)>
+      exchange;
+};
+
+// Maps a segment for the communicator if shm_collectives is on, every member
+// runs on this host and there is more than one member; collective (two small
+// exchanges). Returns null on every member alike when any member cannot map
+// it (the reason is printed once, by rank 0).
+std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host);
 
 }  // namespace grove::shm

@@ -7,7 +7,6 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "coll/shm/reduce_chunks.hpp"
@@ -36,12 +35,12 @@ void reduce_at_root(Group& group, uint64_t call, const CallSignature& signature,
 
 }  // namespace
 
-bool reduce(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-            Datatype type, ReduceOp op, int root) {
-  Group* group = comm.shm.get();
+bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+            ReduceOp op, int root) {
+  if (group == nullptr) return false;
   const size_t bytes = send.size();
   if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
-  const CallSignature signature{detail::Collective::reduce, root, bytes};
+  const CallSignature signature{coll::Collective::reduce, root, bytes};
   const uint64_t operands = group->begin();
   const bool at_root = group->rank() == root;
 

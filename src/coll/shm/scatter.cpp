@@ -3,19 +3,17 @@
 
 #include <cstring>
 
-#include "coll/comm_state.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
 
-bool scatter(detail::CommState& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-             int root) {
-  Group* group = comm.shm.get();
+bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  if (group == nullptr) return false;
   const size_t block = recv.size();
-  const size_t all = block * static_cast<size_t>(comm.size());
+  const size_t all = block * static_cast<size_t>(group->size());
   if (group == nullptr || block == 0 || !group->fits(all, block)) return false;
-  const CallSignature signature{detail::Collective::scatter, root, block};
+  const CallSignature signature{coll::Collective::scatter, root, block};
   const uint64_t call = group->begin();
   const auto rank = static_cast<size_t>(group->rank());
   if (group->rank() == root) {

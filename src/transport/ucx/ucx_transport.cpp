@@ -62,14 +62,14 @@ bool may_use_shared_memory(const std::string& tls) {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap) {
-  return std::make_unique<ucx::UcxTransport>(bootstrap);
+std::unique_ptr<Transport> make_ucx_transport(PeerExchange& exchange) {
+  return std::make_unique<ucx::UcxTransport>(exchange);
 }
 
 namespace ucx {
 
-UcxTransport::UcxTransport(Bootstrap& bootstrap)
-    : rank_(bootstrap.rank()), size_(bootstrap.size()) {
+UcxTransport::UcxTransport(PeerExchange& exchange)
+    : rank_(exchange.rank()), size_(exchange.size()) {
   if (size_ < 1 || size_ > (1 << tag::kSourceBits) || rank_ < 0 || rank_ >= size_) {
     throw Error(Errc::invalid_argument,
                 fmt::format("ucx: rank {} of size {}: the UCX transport needs 0 <= rank < size "
@@ -82,7 +82,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap)
   completions_.reserve(256);
   arrivals_.reserve(64);
   register_am_dispatch();
-  connect(bootstrap);
+  connect(exchange);
 }
 
 void UcxTransport::create_context() {
@@ -149,27 +149,28 @@ void UcxTransport::create_worker() {
 // peer died; and wire-up happens here rather than inside the first timed
 // operation. The cost is one endpoint per rank, which is fine for the
 // single-node jobs this backend targets first.
-void UcxTransport::connect(Bootstrap& bootstrap) {
+void UcxTransport::connect(PeerExchange& exchange) {
   ucp_address_t* address = nullptr;
   size_t address_length = 0;
   ucs_status_t status = ucp_worker_get_address(worker_.get(), &address, &address_length);
   if (status != UCS_OK) fail(rank_, "ucp_worker_get_address", status);
   const auto* first = reinterpret_cast<const std::byte*>(address);
-  const Blob mine(first, first + address_length);
+  const std::vector<std::byte> mine(first, first + address_length);
   ucp_worker_release_address(worker_.get(), address);
 
-  const std::vector<Blob> all = bootstrap.allgather(mine);
+  const std::vector<std::vector<std::byte>> all = exchange.allgather(mine);
   if (all.size() != static_cast<size_t>(size_)) {
-    throw Error(Errc::bootstrap,
-                fmt::format("ucx: rank {}: the bootstrap returned {} worker addresses for {} ranks",
-                            rank_, all.size(), size_));
+    throw Error(
+        Errc::bootstrap,
+        fmt::format("ucx: rank {}: the peer exchange returned {} worker addresses for {} ranks",
+                    rank_, all.size(), size_));
   }
   peers_.resize(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     Peer& peer = peers_[static_cast<size_t>(r)];
     peer.owner = this;
     peer.rank = r;
-    const Blob& blob = all[static_cast<size_t>(r)];
+    const std::vector<std::byte>& blob = all[static_cast<size_t>(r)];
     if (blob.empty()) {
       throw Error(Errc::bootstrap,
                   fmt::format("ucx: rank {}: rank {} published an empty worker address", rank_, r));

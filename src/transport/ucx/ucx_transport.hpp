@@ -1,7 +1,7 @@
 #pragma once
 // The UCX (UCP) backend of Transport. One ucp_context (TAG | AM | RMA |
 // WAKEUP) and one single-threaded worker per rank; worker addresses are
-// exchanged through the bootstrap and an endpoint to every rank (itself
+// exchanged through the PeerExchange (the bootstrap) and an endpoint to every rank (itself
 // included) is created eagerly, in peer error-handling mode.
 //
 // Behaviour beyond the Transport contract:
@@ -28,13 +28,13 @@
 
 #include <memory>
 
-#include "bootstrap/bootstrap.hpp"
+#include "transport/factory.hpp"
 #include "transport/transport.hpp"
 
 namespace grove {
 
-// Collective over the bootstrap: every rank must call it. Throws grove::Error
+// Collective over the exchange: every rank must call it. Throws grove::Error
 // (transport or bootstrap) naming the failing step.
-std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap);
+std::unique_ptr<Transport> make_ucx_transport(PeerExchange& exchange);
 
 }  // namespace grove

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bootstrap/bootstrap.hpp"
+#include "transport/factory.hpp"
 #include "transport/transport.hpp"
 #include "transport/ucx/ucx_op_pool.hpp"
 
@@ -57,7 +57,7 @@ struct AmArrival {
 
 class UcxTransport final : public Transport {
  public:
-  explicit UcxTransport(Bootstrap& bootstrap);
+  explicit UcxTransport(PeerExchange& exchange);
   ~UcxTransport() override;
   UcxTransport(const UcxTransport&) = delete;
   UcxTransport& operator=(const UcxTransport&) = delete;
@@ -103,7 +103,7 @@ class UcxTransport final : public Transport {
   // ucx_transport.cpp: setup and teardown.
   void create_context();
   void create_worker();
-  void connect(Bootstrap& bootstrap);
+  void connect(PeerExchange& exchange);
   void close_endpoints();
   void close_endpoint(Peer& peer);
   void drain_closes(std::chrono::steady_clock::time_point deadline);

@@ -1,4 +1,4 @@
-#include "coll/call_plan.hpp"
+#include "api/call_plan.hpp"
 
 #include <gtest/gtest.h>
 

@@ -35,18 +35,18 @@ TEST(ShmReductionChunk, ChunksTileTheVectorInMemberOrderOnElementBoundaries) {
 }
 
 TEST(ShmCallSignature, DescribesTheCallAndPacksFieldsApart) {
-  const CallSignature bcast{detail::Collective::bcast, 3, 4096};
+  const CallSignature bcast{coll::Collective::bcast, 3, 4096};
   EXPECT_EQ(bcast.describe(), "bcast(root 3, 4096 B)");
-  const CallSignature allreduce{detail::Collective::allreduce, -1, 64};
+  const CallSignature allreduce{coll::Collective::allreduce, -1, 64};
   EXPECT_EQ(allreduce.describe(), "allreduce(64 B)");
-  EXPECT_EQ((CallSignature{detail::Collective::barrier, -1, 0}.describe()), "barrier");
+  EXPECT_EQ((CallSignature{coll::Collective::barrier, -1, 0}.describe()), "barrier");
   // Differing in any one field differs in the packed word, within 40 bits.
   const uint64_t base = bcast.pack();
   EXPECT_LT(base, uint64_t{1} << 40);
-  EXPECT_NE(base, (CallSignature{detail::Collective::scatter, 3, 4096}.pack()));
-  EXPECT_NE(base, (CallSignature{detail::Collective::bcast, 2, 4096}.pack()));
-  EXPECT_NE(base, (CallSignature{detail::Collective::bcast, 3, 4097}.pack()));
-  EXPECT_NE(allreduce.pack(), (CallSignature{detail::Collective::allreduce, 0, 64}.pack()));
+  EXPECT_NE(base, (CallSignature{coll::Collective::scatter, 3, 4096}.pack()));
+  EXPECT_NE(base, (CallSignature{coll::Collective::bcast, 2, 4096}.pack()));
+  EXPECT_NE(base, (CallSignature{coll::Collective::bcast, 3, 4097}.pack()));
+  EXPECT_NE(allreduce.pack(), (CallSignature{coll::Collective::allreduce, 0, 64}.pack()));
 }
 
 TEST(ShmSegment, LengthHoldsHeaderLinesAndTwoSlotsPerMember) {

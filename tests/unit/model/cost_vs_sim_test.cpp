@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/sim_jobs.hpp"
+#include "campaigns/validate.hpp"
 #include "coll/algorithm.hpp"
 #include "model/cost.hpp"
-#include "model/sim_jobs.hpp"
-#include "model/validate.hpp"
 
 namespace grove::model {
 namespace {

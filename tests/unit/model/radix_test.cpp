@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "campaigns/sim_jobs.hpp"
 #include "model/release.hpp"
-#include "model/sim_jobs.hpp"
 
 namespace grove::model {
 namespace {

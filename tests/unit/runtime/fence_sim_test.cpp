@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "runtime/fence_sim.hpp"
+#include "campaigns/fence_sim.hpp"
 #include "transport/sim/sim_config.hpp"
 
 namespace grove::runtime {

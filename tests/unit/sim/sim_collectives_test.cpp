@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/sim_jobs.hpp"
 #include "coll/algorithm.hpp"
 #include "grove/error.hpp"
-#include "model/sim_jobs.hpp"
 
 namespace grove::model {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "campaigns/sim_jobs.hpp"
+#include "campaigns/validate.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "model/cost.hpp"
-#include "model/sim_jobs.hpp"
-#include "model/validate.hpp"
 
 namespace grove::model {
 namespace {

@@ -1,0 +1,95 @@
+#pragma once
+// The plan of a collective call (its algorithm, wire stamp and schedule),
+// cached per communicator by the call's shape, so a repeated call resolves
+// nothing, formats nothing and allocates nothing.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "coll/collective.hpp"
+#include "grove/types.hpp"
+#include "sched/executor.hpp"
+#include "sched/schedule.hpp"
+
+namespace grove::coll {
+struct AlgorithmSpec;
+}
+
+namespace grove::detail {
+
+using Collective = coll::Collective;
+
+// Everything except the buffers' addresses that decides a call's plan on one
+// communicator: equal shapes, under the same parameters, get the same plan.
+// Fields a collective does not use keep their defaults.
+struct CallShape {
+  Collective collective = Collective::other;
+  bool in_place = false;
+  Datatype dtype = Datatype::uint8;
+  ReduceOp op = ReduceOp::sum;
+  int32_t root = -1;
+  uint64_t count = 0;  // bytes or elements, as the collective's front end defines
+  // allgatherv, alltoallv: their count and offset lists, compared by value.
+  // The caller's lists during a lookup; the plan's own copies in the cache.
+  std::array<std::span<const size_t>, 4> lists{};
+
+  bool operator==(const CallShape& other) const;
+};
+
+struct CallShapeHash {
+  size_t operator()(const CallShape& shape) const;
+};
+
+// One resolved call shape. Immutable once made; shared by the cache and by
+// every Operation of that shape.
+struct CallPlan {
+  CallShape shape;  // its lists point into `list_storage`
+  std::array<std::vector<size_t>, 4> list_storage;
+  std::string algorithm;  // canonical text ("binomial", "knomial:4"), for errors
+  uint8_t stamp = 0;      // (collective, algorithm, parameters) on the wire
+  std::shared_ptr<const sched::Schedule> schedule;
+  // The call's name in errors ("bcast(root 0, 1 B, binomial)"), made only
+  // when an error is reported; `buffers` are the failing call's. Null: the
+  // name is `fixed_name`.
+  std::string (*describe)(const CallPlan& plan, const sched::Buffers& buffers) = nullptr;
+  std::string fixed_name;
+  uint64_t params_generation = 0;  // params::generation() it was resolved under
+
+  // Sets `algorithm` and `stamp` from a resolved spec.
+  void set_algorithm(const coll::AlgorithmSpec& spec);
+  std::string name(const sched::Buffers& buffers) const {
+    return describe != nullptr ? describe(*this, buffers) : fixed_name;
+  }
+};
+
+// Plans by shape, bounded (parameter schedule_cache_size); least recently
+// used goes first.
+class PlanCache {
+ public:
+  // The plan for `shape`, or null. A hit makes it the most recently used.
+  const std::shared_ptr<const CallPlan>* find(const CallShape& shape);
+  // Adds `plan` (its shape's lists must point into its own storage),
+  // replacing a plan of the same shape, and evicts beyond the bound.
+  const std::shared_ptr<const CallPlan>& insert(std::shared_ptr<const CallPlan> plan);
+  size_t size() const { return entries_.size(); }
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+
+ private:
+  using Lru = std::list<std::shared_ptr<const CallPlan>>;
+  Lru lru_;
+  // Invariant: every key is the shape of the plan its iterator names (so its
+  // lists stay valid exactly as long as the entry).
+  std::unordered_map<CallShape, Lru::iterator, CallShapeHash> entries_;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace grove::detail

@@ -1,0 +1,57 @@
+#pragma once
+// What a Comm and a Session hold, shared by every collective's front end.
+
+#include <cstdint>
+#include <memory>
+
+#include "api/call_plan.hpp"
+#include "bootstrap/bootstrap.hpp"
+#include "transport/transport.hpp"
+
+namespace grove::runtime {
+class FenceEngine;
+}
+namespace grove::shm {
+class Group;
+}
+
+namespace grove::detail {
+
+struct SessionState {
+  std::unique_ptr<Bootstrap> bootstrap;
+  std::unique_ptr<Transport> transport;  // world ranks
+  FailureView failures;
+  // The next context id this process may use. A new communicator takes the
+  // maximum of its members' values, and every member moves past it: so two
+  // communicators that share a rank never share a context id.
+  uint32_t next_context = 1;
+  double last_failure_poll = -1;  // transport time of the last notice poll
+  // Every rank of the session runs on this host (the `grove run` launcher):
+  // communicators may then share memory (coll/shm/).
+  bool one_host = false;
+
+  // Reads pending failure notices (non-blocking) into `failures`, at most
+  // once per millisecond of `now` (transport time; the caller's reading).
+  void poll_failures(double now);
+  void poll_failures() { poll_failures(transport->now()); }
+};
+
+struct CommState {
+  SessionState* session = nullptr;
+  Transport* transport = nullptr;         // addresses ranks of this communicator
+  std::unique_ptr<Transport> owned_view;  // the rank-mapping view of a sub-communicator
+  uint32_t context = 0;
+  uint32_t next_sequence = 0;  // 16 bits on the wire; wraps
+  PlanCache cache;             // plans of this communicator's calls, by shape (coll/call_plan.hpp)
+  // The reliable fence of this communicator (src/runtime/), made by the
+  // first Comm::fence; replaced between fences if its parameters change.
+  std::shared_ptr<runtime::FenceEngine> fence;
+  // The shared-memory segment of small blocking collectives (coll/shm/);
+  // null when the ranks do not share a host or it could not be mapped.
+  std::shared_ptr<shm::Group> shm;
+
+  int rank() const { return transport->rank(); }
+  int size() const { return transport->size(); }
+};
+
+}  // namespace grove::detail

@@ -1,0 +1,88 @@
+#include "api/front.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "coll/algorithm.hpp"
+
+namespace grove::detail {
+
+uint8_t stamp_for(std::string_view collective, std::string_view described) {
+  coll::AlgorithmSpec spec;
+  spec.collective = std::string(collective);
+  spec.name = std::string(described);
+  return spec.stamp();
+}
+
+void check_disjoint(const CommState& comm, std::string_view collective,
+                    std::span<const std::byte> send, std::span<const std::byte> recv) {
+  if (send.empty() || recv.empty()) return;
+  const std::byte* s = send.data();
+  const std::byte* r = recv.data();
+  if (s < r + recv.size() && r < s + send.size()) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: the send and receive buffers overlap (use the in-place "
+                            "form)",
+                            comm.rank(), collective));
+  }
+}
+
+void check_multiple(const CommState& comm, std::string_view collective, std::string_view what,
+                    size_t bytes, size_t unit, std::string_view unit_name) {
+  if (unit == 0 || bytes % unit != 0) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: {} holds {} bytes, not a whole number of {} ({} bytes)",
+                            comm.rank(), collective, what, bytes, unit_name, unit));
+  }
+}
+
+void check_op(const CommState& comm, std::string_view collective, Datatype type, ReduceOp op) {
+  if (!reduce_op_valid(op, type)) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: operation {} is not defined on {} (bitwise operations "
+                            "need an integer type)",
+                            comm.rank(), collective, reduce_op_name(op), datatype_name(type)));
+  }
+}
+
+void check_count_list(const CommState& comm, std::string_view collective, std::string_view what,
+                      size_t have) {
+  if (have != static_cast<size_t>(comm.size())) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: {} has {} entries for {} ranks", comm.rank(), collective,
+                            what, have, comm.size()));
+  }
+}
+
+void check_blocks(const CommState& comm, std::string_view collective, std::string_view buffer,
+                  std::span<const size_t> counts, std::span<const size_t> offsets, size_t length) {
+  // (offset, count) of the non-empty blocks. Per thread and kept, so a
+  // repeated call allocates nothing once it has seen its number of ranks.
+  thread_local std::vector<std::pair<size_t, size_t>> blocks;
+  blocks.clear();
+  size_t packed = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const size_t offset = offsets.empty() ? packed : offsets[i];
+    packed += counts[i];
+    if (offset > length || counts[i] > length - offset) {
+      throw Error(Errc::invalid_argument,
+                  fmt::format("rank {}: {}: block {} ([{}, +{})) lies outside the {}-byte {}",
+                              comm.rank(), collective, i, offset, counts[i], length, buffer));
+    }
+    if (counts[i] > 0) blocks.emplace_back(offset, counts[i]);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    if (blocks[i - 1].first + blocks[i - 1].second > blocks[i].first) {
+      throw Error(
+          Errc::invalid_argument,
+          fmt::format("rank {}: {}: blocks at offsets {} and {} of the {} overlap", comm.rank(),
+                      collective, blocks[i - 1].first, blocks[i].first, buffer));
+    }
+  }
+}
+
+}  // namespace grove::detail

@@ -1,0 +1,55 @@
+#pragma once
+// A collective call in flight: one schedule executed on one rank, with the
+// buffers of the call. Comm's front ends create these (coll/call.hpp);
+// Request and Persistent hold them.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/call_plan.hpp"
+#include "api/comm_state.hpp"
+#include "sched/executor.hpp"
+
+namespace grove::detail {
+
+class Operation {
+ public:
+  // `plan` holds the schedule, the wire stamp and the call's name for errors.
+  Operation(std::shared_ptr<CommState> comm, std::shared_ptr<const CallPlan> plan,
+            sched::Buffers buffers);
+  // A call without a cached plan: `what` names it in errors ("split(allgather
+  // of colors)"); `stamp` identifies (collective, algorithm, parameters) on
+  // the wire.
+  Operation(std::shared_ptr<CommState> comm, std::string what,
+            std::shared_ptr<const sched::Schedule> schedule, sched::Buffers buffers, uint8_t stamp);
+  ~Operation();
+
+  // Takes the communicator's next sequence number and posts the first steps.
+  void start();
+  // Advances communication once; true when complete. Throws on failure.
+  bool test();
+  // Blocks under the wait policy until complete; throws on failure/timeout.
+  void wait();
+  bool active() const { return execution_.has_value() && !completed_; }
+  // The call's name in errors ("bcast(root 0, 4096 B, binomial)").
+  std::string what() const { return plan_->name(buffers_); }
+
+ private:
+  void finish();  // throws the execution's error, if any
+  void check_for_mismatch(double now);
+
+  std::shared_ptr<CommState> comm_;
+  std::shared_ptr<const CallPlan> plan_;
+  sched::Buffers buffers_;
+  Tag base_tag_ = 0;
+  // Emplaced by each start; its state comes from (and returns to) the
+  // executor's pool, so a start allocates nothing after warm-up.
+  std::optional<sched::Execution> execution_;
+  bool completed_ = false;
+  // Transport time of the last probe for mismatched stamps; negative until
+  // the first check of this start, which only records the time.
+  double last_mismatch_check_ = -1;
+};
+
+}  // namespace grove::detail

@@ -1,0 +1,86 @@
+#include "grove/session.hpp"
+
+#include <poll.h>
+
+#include <fmt/format.h>
+
+#include "api/comm_state.hpp"
+#include "api/exchange.hpp"
+#include "api/fence_call.hpp"
+#include "core/params.hpp"
+#include "sched/wait.hpp"
+#include "transport/factory.hpp"
+
+namespace grove {
+
+namespace detail {
+
+void SessionState::poll_failures(double now) {
+  const int fd = bootstrap->notice_fd();
+  if (fd < 0) return;
+  // A poll() per progress loop would cost more than a small collective:
+  // look at most once per millisecond (blocking waits also wake on fd).
+  if (now - last_failure_poll < 1e-3) return;
+  last_failure_poll = now;
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return;
+  for (const FailureNotice& notice : bootstrap->poll_notices())
+    failures.apply(notice);
+}
+
+}  // namespace detail
+
+Session::Session() : state_(std::make_unique<detail::SessionState>()) {
+  params::load_process_params();
+  state_->bootstrap = bootstrap_from_environment();
+  state_->transport = make_transport(state_->bootstrap->transport_kind(), *state_->bootstrap);
+  // `grove run` starts every rank on this host; other bootstraps say 1 until
+  // they know how many ranks share a node.
+  state_->one_host = state_->bootstrap->name() == "local";
+  sched::set_host_load(state_->one_host ? state_->bootstrap->size() : 1,
+                       state_->bootstrap->job_cores());
+  auto world = std::make_shared<detail::CommState>();
+  world->session = state_.get();
+  world->transport = state_->transport.get();
+  world->context = 0;
+  world->shm = detail::attach_shared_memory(world);
+  world_ = std::make_unique<Comm>(std::move(world));
+}
+
+Session::~Session() {
+  // Nobody disconnects while a peer may still send to it. A job that used
+  // the fence ends with one (it tolerates departed ranks, and every rank
+  // waits until it owes no peer a release replay); others with a barrier.
+  // Every rank takes the same branch: the fence is collective.
+  if (world_->state().fence) {
+    detail::finalize_with_fence(*world_);
+  } else {
+    try {
+      world_->barrier();
+    } catch (const Error& e) {
+      fmt::print(stderr, "grove: rank {}: finalize barrier failed: {}\n", rank(), e.what());
+    }
+  }
+  world_.reset();
+  state_->transport.reset();
+}
+
+int Session::rank() const {
+  return state_->bootstrap->rank();
+}
+int Session::size() const {
+  return state_->bootstrap->size();
+}
+Comm& Session::world() {
+  return *world_;
+}
+std::set<int> Session::departed() const {
+  state_->poll_failures();
+  return state_->failures.departed;
+}
+uint64_t Session::failure_version() const {
+  state_->poll_failures();
+  return state_->failures.version;
+}
+
+}  // namespace grove
