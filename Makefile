@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 GROVE := $(BUILD_DIR)/tools/grove
 RUN_RANKS ?= 4
 
-.PHONY: all deps configure build run test format clean
+.PHONY: all deps configure build run test format docs clean
 
 all: build
 
@@ -27,6 +27,10 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# Regenerates the README's algorithm table from the registry.
+docs: build
+	scripts/readme-algorithms.sh $(GROVE) --write
 
 format:
 	find src include tools tests bench examples -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i

@@ -1,4 +1,4 @@
-// `grove model radix`: the release-radix question of seed 000 (section
+// `grove model radix`: the release-radix question (docs/release-radix.md; section
 // 8.7.2.10, question 2) answered by its formula and by simulating the
 // actual k-ary release at every radix, store and forward and pipelined.
 
@@ -32,7 +32,7 @@ struct RadixArgs {
   std::string curve;  // TSV of T(r) for plots
 };
 
-// A barrier's release carries 33 bytes on the wire (seed 000, 8.7.2.8).
+// A barrier's release carries 33 bytes on the wire (docs/fence.md).
 uint64_t payload_bytes(const std::string& text) {
   return text == "barrier" ? 33 : params::parse_bytes(text, "--size");
 }
@@ -231,7 +231,7 @@ int run_radix(const RadixArgs& a) {
     }
   }
   if (curve) std::fclose(curve);
-  print_table("formula (seed 000's T(r), store and forward)", a, formula_rows);
+  print_table("formula (T(r) of docs/release-radix.md, store and forward)", a, formula_rows);
   if (!a.no_sim)
     print_table("simulation (the actual k-ary release, store and forward)", a, sim_rows);
   if (segment > 0) {
@@ -303,7 +303,7 @@ const RegisterCommand model_command{{
       sub.require_subcommand(1);
       auto args = std::make_shared<RadixArgs>();
       CLI::App* radix = sub.add_subcommand(
-          "radix", "Optimum release radix by seed 000's formula and by simulation");
+          "radix", "Optimum release radix by the model's formula and by simulation");
       radix->add_option("--alpha", args->p.alpha_us, "Hop latency alpha, us (default 100)");
       radix->add_option("--c", args->p.c_us, "Software cost of one copy, us (default 25)");
       radix->add_option("--t", args->p.threads, "Worker threads sharing copies (default 8)");

@@ -2,8 +2,8 @@
 // Ratios between benchmark cells: `grove bench --compare A.tsv B.tsv`
 // (before/after of grove itself) and `grove bench --peers` (grove against
 // Open MPI, MPICH, Gloo). Each ratio is a ratio of medians with a 95% CI by
-// percentile bootstrap (../shared/MODELS.md section 7): every resample draws
-// both samples with replacement and takes the ratio of their medians; 2000
+// percentile bootstrap (2000 resamples; the 2.5th and 97.5th percentiles of the resampled medians):
+// every resample draws both samples with replacement and takes the ratio of their medians; 2000
 // resamples; the seed is the CRC-32 of the pair's key, so a table
 // regenerates identically from its raw TSVs.
 

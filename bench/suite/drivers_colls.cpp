@@ -70,12 +70,7 @@ class CollDriver : public Driver {
   std::string name() const override { return collective_; }
   std::string algorithm_param() const override { return collective_ + "_algorithm"; }
   std::vector<std::string> algorithms(int size) const override {
-    std::vector<std::string> out;
-    for (const std::string& a : coll::algorithm_examples(collective_)) {
-      if (a == "neighbor_exchange" && size % 2 == 1 && size > 1) continue;  // even sizes only
-      out.push_back(a);
-    }
-    return out;
+    return coll::algorithm_examples_for(collective_, size, true);
   }
 
  protected:

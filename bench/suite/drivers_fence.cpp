@@ -9,7 +9,7 @@
 // rank when it holds it; the root learns the latest from the acks): a row
 // "<algorithm>/release_coverage(payload=B)" per cell, paired with the
 // release's size on the wire, so releases of different sizes are never
-// averaged together (seed 000, 8.7.2.8).
+// averaged together (docs/fence.md).
 
 #include <fmt/format.h>
 

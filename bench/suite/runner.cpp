@@ -136,10 +136,23 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
   uint32_t generation = 0;
   size_t done = 0;
   for (const Planned& p : plan) {
-    std::vector<CellResult> cells =
-        run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
-    if (comm.rank() == 0) {
+    std::vector<CellResult> cells;
+    try {
+      cells = run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
+    } catch (const Error& e) {
+      // A forced algorithm that cannot run this cell (shm for a message too
+      // large for its slots, say) is refused by every rank alike before
+      // anything is sent: the cell is skipped, with the reason.
+      if (e.code() != Errc::invalid_argument ||
+          std::string_view(e.what()).find("cannot run this call") == std::string_view::npos) {
+        throw;
+      }
+      if (comm.rank() == 0) fmt::print(stderr, "grove bench: skipped: {}\n", e.what());
       ++done;
+      continue;
+    }
+    ++done;
+    if (comm.rank() == 0) {
       for (CellResult& cell : cells)
         results.push_back(std::move(cell));
       if (on_cell) on_cell(done, plan.size());

@@ -1,90 +1,89 @@
 // Comm::allgather, iallgather and allgather_init (and their in-place forms):
-// the front end of src/coll/allgather.cpp.
+// the front end of coll/allgather.cpp.
 
-#include "api/front.hpp"
+#include <fmt/format.h>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/allgather.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
 
-const params::StringParam allgather_algorithm{
-    "allgather_algorithm", "auto",
-    "Forces the allgather algorithm (ring, recursive_doubling, bruck, neighbor_exchange, "
-    "gather_bcast) or leaves it to auto",
-    coll::algorithm_validator("allgather")};
-
-// `send` empty and in_place: the own block is already in `recv`.
 std::string describe_allgather(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("allgather({} B per rank{}, {})", plan.shape.count,
                      plan.shape.in_place ? ", in place" : "", plan.algorithm);
 }
 
-// Returns the block size.
-size_t check_allgather(detail::CommState& state, std::span<const std::byte> send,
-                       std::span<std::byte> recv, bool in_place) {
-  const auto n = static_cast<size_t>(state.size());
-  if (in_place) {
-    detail::check_multiple(state, "allgather", "the in-place buffer", recv.size(), n,
-                           "blocks of every rank");
-    return recv.size() / n;
+// `send` empty and in place: the own block is already in `recv`.
+class AllgatherCall final : public detail::Call {
+ public:
+  AllgatherCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+                bool in_place)
+      : Call(comm), send_(send), recv_(recv), in_place_(in_place) {
+    detail::CommState& s = state();
+    const auto n = static_cast<size_t>(s.size());
+    if (in_place) {
+      detail::check_multiple(s, "allgather", "the in-place buffer", recv.size(), n,
+                             "blocks of every rank");
+      block_ = recv.size() / n;
+    } else {
+      detail::check_length(s, "allgather", "the receive buffer", recv.size(), send.size() * n);
+      detail::check_disjoint(s, "allgather", send, recv);
+      block_ = send.size();
+    }
+    shape = {.collective = detail::Collective::allgather, .in_place = in_place, .count = block_};
+    buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
+    describe = &describe_allgather;
+    has_shm = block_ > 0;
+    shm_slot_bytes = shm_message_bytes = block_;
   }
-  detail::check_length(state, "allgather", "the receive buffer", recv.size(), send.size() * n);
-  detail::check_disjoint(state, "allgather", send, recv);
-  return send.size();
-}
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_allgather(args(spec));
+  }
+  std::string algorithm_text(const coll::AlgorithmSpec& spec) const override {
+    return coll::describe_allgather(spec);
+  }
+  bool run_shm(shm::Group& group) const override {
+    return shm::allgather(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_);
+  }
 
-std::shared_ptr<detail::Operation> make_allgather(const Comm& comm, std::span<const std::byte> send,
-                                                  std::span<std::byte> recv, bool in_place) {
-  detail::CommState& state = comm.state();
-  const size_t block = check_allgather(state, send, recv, in_place);
-  const detail::CallShape shape{
-      .collective = detail::Collective::allgather, .in_place = in_place, .count = block};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_allgather(
-        detail::forced_algorithm("allgather", allgather_algorithm.get()), state.size(), block);
-    p.algorithm = coll::describe_allgather(spec);
-    p.stamp = detail::stamp_for("allgather", p.algorithm);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_allgather({state.rank(), state.size(), block, in_place, spec}));
-    p.describe = &describe_allgather;
-  });
-  return detail::make_operation(
-      comm.state_ptr(), plan,
-      detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv));
-}
+ private:
+  coll::AllgatherArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), block_, in_place_, spec};
+  }
+  std::span<const std::byte> send_;
+  std::span<std::byte> recv_;
+  bool in_place_;
+  size_t block_ = 0;
+};
 
 }  // namespace
 
-Request Comm::iallgather(std::span<const std::byte> send, std::span<std::byte> recv) {
-  return detail::start_request(make_allgather(*this, send, recv, false));
+void Comm::allgather(std::span<const std::byte> send, std::span<std::byte> recv) {
+  detail::run_blocking(AllgatherCall(*this, send, recv, false));
 }
 
-void Comm::allgather(std::span<const std::byte> send, std::span<std::byte> recv) {
-  check_allgather(state(), send, recv, false);
-  if (allgather_algorithm.get() == "auto" && !send.empty() &&
-      shm::allgather(state().shm.get(), send, recv))
-    return;
-  iallgather(send, recv).wait();
+Request Comm::iallgather(std::span<const std::byte> send, std::span<std::byte> recv) {
+  return detail::start(AllgatherCall(*this, send, recv, false));
 }
 
 Persistent Comm::allgather_init(std::span<const std::byte> send, std::span<std::byte> recv) {
-  return Persistent(make_allgather(*this, send, recv, false));
-}
-
-Request Comm::iallgather(std::span<std::byte> buffer) {
-  return detail::start_request(make_allgather(*this, {}, buffer, true));
+  return detail::persistent(AllgatherCall(*this, send, recv, false));
 }
 
 void Comm::allgather(std::span<std::byte> buffer) {
-  check_allgather(state(), {}, buffer, true);
-  if (allgather_algorithm.get() == "auto" && shm::allgather(state().shm.get(), {}, buffer)) return;
-  iallgather(buffer).wait();
+  detail::run_blocking(AllgatherCall(*this, {}, buffer, true));
+}
+
+Request Comm::iallgather(std::span<std::byte> buffer) {
+  return detail::start(AllgatherCall(*this, {}, buffer, true));
 }
 
 Persistent Comm::allgather_init(std::span<std::byte> buffer) {
-  return Persistent(make_allgather(*this, {}, buffer, true));
+  return detail::persistent(AllgatherCall(*this, {}, buffer, true));
 }
 
 }  // namespace grove

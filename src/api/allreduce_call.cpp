@@ -1,18 +1,15 @@
 // Comm::allreduce, iallreduce and allreduce_init (and their in-place forms):
-// the front end of src/coll/allreduce.cpp.
+// the front end of coll/allreduce.cpp.
 
-#include "api/front.hpp"
+#include <fmt/format.h>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/allreduce.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam allreduce_algorithm{
-    "allreduce_algorithm", "auto",
-    "Forces the allreduce algorithm (recursive_doubling, ring, rabenseifner) or leaves it to auto",
-    coll::algorithm_validator("allreduce")};
 
 std::string describe_allreduce(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("allreduce({} x {} {}{}, {})", plan.shape.count,
@@ -20,77 +17,76 @@ std::string describe_allreduce(const detail::CallPlan& plan, const sched::Buffer
                      plan.shape.in_place ? ", in place" : "", plan.algorithm);
 }
 
-void check_allreduce(detail::CommState& state, std::span<const std::byte> send,
-                     std::span<std::byte> recv, Datatype type, ReduceOp op, bool in_place) {
-  detail::check_op(state, "allreduce", type, op);
-  if (!in_place) {
-    detail::check_length(state, "allreduce", "the receive buffer", recv.size(), send.size());
-    detail::check_disjoint(state, "allreduce", send, recv);
+class AllreduceCall final : public detail::Call {
+ public:
+  AllreduceCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+                Datatype type, ReduceOp op, bool in_place)
+      : Call(comm), send_(send), recv_(recv), type_(type), op_(op), in_place_(in_place) {
+    detail::CommState& s = state();
+    detail::check_op(s, "allreduce", type, op);
+    if (!in_place) {
+      detail::check_length(s, "allreduce", "the receive buffer", recv.size(), send.size());
+      detail::check_disjoint(s, "allreduce", send, recv);
+    }
+    detail::check_multiple(s, "allreduce", in_place ? "the in-place buffer" : "the send buffer",
+                           recv.size(), datatype_size(type), datatype_name(type));
+    shape = {.collective = detail::Collective::allreduce,
+             .in_place = in_place,
+             .dtype = type,
+             .op = op,
+             .count = recv.size() / datatype_size(type)};
+    buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
+    describe = &describe_allreduce;
+    has_shm = !recv.empty();
+    shm_slot_bytes = shm_message_bytes = recv.size();
   }
-  detail::check_multiple(state, "allreduce", in_place ? "the in-place buffer" : "the send buffer",
-                         recv.size(), datatype_size(type), datatype_name(type));
-}
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_allreduce(args(spec));
+  }
+  bool run_shm(shm::Group& group) const override {
+    return shm::allreduce(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_, type_,
+                          op_);
+  }
 
-std::shared_ptr<detail::Operation> make_allreduce(const Comm& comm, std::span<const std::byte> send,
-                                                  std::span<std::byte> recv, Datatype type,
-                                                  ReduceOp op, bool in_place) {
-  detail::CommState& state = comm.state();
-  check_allreduce(state, send, recv, type, op, in_place);
-  const size_t count = recv.size() / datatype_size(type);
-  const detail::CallShape shape{.collective = detail::Collective::allreduce,
-                                .in_place = in_place,
-                                .dtype = type,
-                                .op = op,
-                                .count = count};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec =
-        coll::resolve_allreduce(detail::forced_algorithm("allreduce", allreduce_algorithm.get()),
-                                state.size(), count, type);
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_allreduce({state.rank(), state.size(), count, type, op, in_place, spec}));
-    p.describe = &describe_allreduce;
-  });
-  return detail::make_operation(
-      comm.state_ptr(), plan,
-      detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv));
-}
+ private:
+  coll::AllreduceArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), shape.count, type_, op_, in_place_, spec};
+  }
+  std::span<const std::byte> send_;
+  std::span<std::byte> recv_;
+  Datatype type_;
+  ReduceOp op_;
+  bool in_place_;
+};
 
 }  // namespace
 
-Request Comm::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
-                         ReduceOp op) {
-  return detail::start_request(make_allreduce(*this, send, recv, type, op, false));
-}
-
 void Comm::allreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
                      ReduceOp op) {
-  check_allreduce(state(), send, recv, type, op, false);
-  if (allreduce_algorithm.get() == "auto" && !send.empty() &&
-      shm::allreduce(state().shm.get(), send, recv, type, op))
-    return;
-  iallreduce(send, recv, type, op).wait();
+  detail::run_blocking(AllreduceCall(*this, send, recv, type, op, false));
+}
+
+Request Comm::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
+                         ReduceOp op) {
+  return detail::start(AllreduceCall(*this, send, recv, type, op, false));
 }
 
 Persistent Comm::allreduce_init(std::span<const std::byte> send, std::span<std::byte> recv,
                                 Datatype type, ReduceOp op) {
-  return Persistent(make_allreduce(*this, send, recv, type, op, false));
-}
-
-Request Comm::iallreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
-  return detail::start_request(make_allreduce(*this, {}, buffer, type, op, true));
+  return detail::persistent(AllreduceCall(*this, send, recv, type, op, false));
 }
 
 void Comm::allreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
-  check_allreduce(state(), {}, buffer, type, op, true);
-  if (allreduce_algorithm.get() == "auto" &&
-      shm::allreduce(state().shm.get(), {}, buffer, type, op))
-    return;
-  iallreduce(buffer, type, op).wait();
+  detail::run_blocking(AllreduceCall(*this, {}, buffer, type, op, true));
+}
+
+Request Comm::iallreduce(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
+  return detail::start(AllreduceCall(*this, {}, buffer, type, op, true));
 }
 
 Persistent Comm::allreduce_init(std::span<std::byte> buffer, Datatype type, ReduceOp op) {
-  return Persistent(make_allreduce(*this, {}, buffer, type, op, true));
+  return detail::persistent(AllreduceCall(*this, {}, buffer, type, op, true));
 }
 
 }  // namespace grove

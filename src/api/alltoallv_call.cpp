@@ -1,18 +1,16 @@
 // Comm::alltoallv, ialltoallv and alltoallv_init: the front end of
-// src/coll/alltoallv.cpp.
+// coll/alltoallv.cpp.
 
 #include <vector>
 
-#include "api/front.hpp"
+#include <fmt/format.h>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/alltoallv.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam alltoallv_algorithm{
-    "alltoallv_algorithm", "auto", "Forces the alltoallv algorithm (pairwise) or leaves it to auto",
-    coll::algorithm_validator("alltoallv")};
 
 std::vector<size_t> copy_of(std::span<const size_t> values) {
   return std::vector<size_t>(values.begin(), values.end());
@@ -24,67 +22,71 @@ std::string describe_alltoallv(const detail::CallPlan& plan, const sched::Buffer
   return fmt::format("alltoallv({} B to send, {})", buffers.input_length, plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_alltoallv(const Comm& comm, std::span<const std::byte> send,
-                                                  std::span<std::byte> recv,
-                                                  const Comm::AlltoallvLayout& layout) {
-  detail::CommState& state = comm.state();
-  detail::check_count_list(state, "alltoallv", "send_counts", layout.send_counts.size());
-  detail::check_count_list(state, "alltoallv", "recv_counts", layout.recv_counts.size());
-  if (!layout.send_offsets.empty())
-    detail::check_count_list(state, "alltoallv", "send_offsets", layout.send_offsets.size());
-  if (!layout.recv_offsets.empty())
-    detail::check_count_list(state, "alltoallv", "recv_offsets", layout.recv_offsets.size());
-  detail::check_blocks(state, "alltoallv", "send buffer", layout.send_counts, layout.send_offsets,
-                       send.size());
-  detail::check_blocks(state, "alltoallv", "receive buffer", layout.recv_counts,
-                       layout.recv_offsets, recv.size());
-  detail::check_disjoint(state, "alltoallv", send, recv);
-  const auto self = static_cast<size_t>(state.rank());
-  if (layout.send_counts[self] != layout.recv_counts[self]) {
-    throw Error(
-        Errc::invalid_argument,
-        fmt::format("rank {}: alltoallv: send_counts[{}] = {} but recv_counts[{}] = {} "
-                    "(a rank's block to itself)",
-                    state.rank(), self, layout.send_counts[self], self, layout.recv_counts[self]));
+class AlltoallvCall final : public detail::Call {
+ public:
+  AlltoallvCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+                const Comm::AlltoallvLayout& layout)
+      : Call(comm), layout_(layout) {
+    detail::CommState& s = state();
+    detail::check_count_list(s, "alltoallv", "send_counts", layout.send_counts.size());
+    detail::check_count_list(s, "alltoallv", "recv_counts", layout.recv_counts.size());
+    if (!layout.send_offsets.empty())
+      detail::check_count_list(s, "alltoallv", "send_offsets", layout.send_offsets.size());
+    if (!layout.recv_offsets.empty())
+      detail::check_count_list(s, "alltoallv", "recv_offsets", layout.recv_offsets.size());
+    detail::check_blocks(s, "alltoallv", "send buffer", layout.send_counts, layout.send_offsets,
+                         send.size());
+    detail::check_blocks(s, "alltoallv", "receive buffer", layout.recv_counts, layout.recv_offsets,
+                         recv.size());
+    detail::check_disjoint(s, "alltoallv", send, recv);
+    const auto self = static_cast<size_t>(s.rank());
+    if (layout.send_counts[self] != layout.recv_counts[self]) {
+      throw Error(
+          Errc::invalid_argument,
+          fmt::format("rank {}: alltoallv: send_counts[{}] = {} but recv_counts[{}] = {} "
+                      "(a rank's block to itself)",
+                      s.rank(), self, layout.send_counts[self], self, layout.recv_counts[self]));
+    }
+    shape = {.collective = detail::Collective::alltoallv,
+             .lists = {layout.send_counts, layout.send_offsets, layout.recv_counts,
+                       layout.recv_offsets}};
+    buffers = detail::user_buffers(send, recv);
+    describe = &describe_alltoallv;
   }
-  const detail::CallShape shape{
-      .collective = detail::Collective::alltoallv,
-      .lists = {layout.send_counts, layout.send_offsets, layout.recv_counts, layout.recv_offsets}};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_alltoallv(
-        detail::forced_algorithm("alltoallv", alltoallv_algorithm.get()), state.size());
-    coll::AlltoallvArgs args{state.rank(),
-                             state.size(),
-                             copy_of(layout.send_counts),
-                             copy_of(layout.send_offsets),
-                             copy_of(layout.recv_counts),
-                             copy_of(layout.recv_offsets),
-                             spec,
-                             0};
-    args.posts = coll::alltoallv_posting_depth(args);
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(coll::build_alltoallv(args));
-    p.describe = &describe_alltoallv;
-  });
-  sched::Buffers buffers{send.data(), send.size(), recv.data(), recv.size()};
-  return detail::make_operation(comm.state_ptr(), plan, buffers);
-}
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_alltoallv(args(spec));
+  }
+
+ private:
+  coll::AlltoallvArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(),
+            state().size(),
+            copy_of(layout_.send_counts),
+            copy_of(layout_.send_offsets),
+            copy_of(layout_.recv_counts),
+            copy_of(layout_.recv_offsets),
+            spec,
+            0};
+  }
+  Comm::AlltoallvLayout layout_;
+};
 
 }  // namespace
 
-Request Comm::ialltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
-                         const AlltoallvLayout& layout) {
-  return detail::start_request(make_alltoallv(*this, send, recv, layout));
-}
-
 void Comm::alltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
                      const AlltoallvLayout& layout) {
-  ialltoallv(send, recv, layout).wait();
+  detail::run_blocking(AlltoallvCall(*this, send, recv, layout));
+}
+
+Request Comm::ialltoallv(std::span<const std::byte> send, std::span<std::byte> recv,
+                         const AlltoallvLayout& layout) {
+  return detail::start(AlltoallvCall(*this, send, recv, layout));
 }
 
 Persistent Comm::alltoallv_init(std::span<const std::byte> send, std::span<std::byte> recv,
                                 const AlltoallvLayout& layout) {
-  return Persistent(make_alltoallv(*this, send, recv, layout));
+  return detail::persistent(AlltoallvCall(*this, send, recv, layout));
 }
 
 }  // namespace grove

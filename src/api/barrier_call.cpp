@@ -1,49 +1,50 @@
-// Comm::barrier, ibarrier and barrier_init: the front end of src/coll/barrier.cpp.
+// Comm::barrier, ibarrier and barrier_init: the front end of coll/barrier.cpp.
+
+#include <fmt/format.h>
 
 #include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/barrier.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam barrier_algorithm{
-    "barrier_algorithm", "auto",
-    "Forces the barrier algorithm (dissemination, knomial:K, flat) or leaves it to auto",
-    coll::algorithm_validator("barrier")};
 
 std::string describe_barrier(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("barrier({})", plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_barrier(const Comm& comm) {
-  detail::CommState& state = comm.state();
-  const detail::CallShape shape{.collective = detail::Collective::barrier};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_barrier(
-        detail::forced_algorithm("barrier", barrier_algorithm.get()), state.size());
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_barrier({state.rank(), state.size(), spec}));
-    p.describe = &describe_barrier;
-  });
-  return detail::make_operation(comm.state_ptr(), plan, sched::Buffers{});
-}
+class BarrierCall final : public detail::Call {
+ public:
+  explicit BarrierCall(const Comm& comm) : Call(comm) {
+    shape = {.collective = detail::Collective::barrier};
+    describe = &describe_barrier;
+    has_shm = true;  // no bytes: fits every segment
+  }
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_barrier(args(spec));
+  }
+  bool run_shm(shm::Group& group) const override { return shm::barrier(&group); }
+
+ private:
+  coll::BarrierArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), spec};
+  }
+};
 
 }  // namespace
 
-Request Comm::ibarrier() {
-  return detail::start_request(make_barrier(*this));
+void Comm::barrier() {
+  detail::run_blocking(BarrierCall(*this));
 }
 
-void Comm::barrier() {
-  if (barrier_algorithm.get() == "auto" && shm::barrier(state().shm.get())) return;
-  ibarrier().wait();
+Request Comm::ibarrier() {
+  return detail::start(BarrierCall(*this));
 }
 
 Persistent Comm::barrier_init() {
-  return Persistent(make_barrier(*this));
+  return detail::persistent(BarrierCall(*this));
 }
 
 }  // namespace grove

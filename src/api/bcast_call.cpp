@@ -1,54 +1,56 @@
-// Comm::bcast, ibcast and bcast_init: the front end of src/coll/bcast.cpp.
+// Comm::bcast, ibcast and bcast_init: the front end of coll/bcast.cpp.
+
+#include <fmt/format.h>
 
 #include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/bcast.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam bcast_algorithm{
-    "bcast_algorithm", "auto",
-    "Forces the bcast algorithm (flat, chain, pipeline[:seg=S], binary, kary:K, binomial, "
-    "knomial:K, scatter_allgather) or leaves it to auto",
-    coll::algorithm_validator("bcast")};
 
 std::string describe_bcast(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("bcast(root {}, {} B, {})", plan.shape.root, plan.shape.count, plan.algorithm);
 }
 
-std::shared_ptr<detail::Operation> make_bcast(const Comm& comm, std::span<std::byte> buffer,
-                                              int root) {
-  detail::CommState& state = comm.state();
-  detail::check_root(state, "bcast", root);
-  const detail::CallShape shape{
-      .collective = detail::Collective::bcast, .root = root, .count = buffer.size()};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_bcast(
-        detail::forced_algorithm("bcast", bcast_algorithm.get()), state.size(), buffer.size());
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_bcast({state.rank(), state.size(), root, buffer.size(), spec}));
-    p.describe = &describe_bcast;
-  });
-  return detail::make_operation(comm.state_ptr(), plan, detail::user_buffers({}, buffer));
-}
+class BcastCall final : public detail::Call {
+ public:
+  BcastCall(const Comm& comm, std::span<std::byte> buffer, int root)
+      : Call(comm), buffer_(buffer), root_(root) {
+    detail::check_root(state(), "bcast", root);
+    shape = {.collective = detail::Collective::bcast, .root = root, .count = buffer.size()};
+    buffers = detail::user_buffers({}, buffer);
+    describe = &describe_bcast;
+    has_shm = !buffer.empty();
+    shm_slot_bytes = shm_message_bytes = buffer.size();
+  }
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_bcast(args(spec));
+  }
+  bool run_shm(shm::Group& group) const override { return shm::bcast(&group, buffer_, root_); }
+
+ private:
+  coll::BcastArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), root_, buffer_.size(), spec};
+  }
+  std::span<std::byte> buffer_;
+  int root_;
+};
 
 }  // namespace
 
-Request Comm::ibcast(std::span<std::byte> buffer, int root) {
-  return detail::start_request(make_bcast(*this, buffer, root));
+void Comm::bcast(std::span<std::byte> buffer, int root) {
+  detail::run_blocking(BcastCall(*this, buffer, root));
 }
 
-void Comm::bcast(std::span<std::byte> buffer, int root) {
-  detail::check_root(state(), "bcast", root);
-  if (bcast_algorithm.get() == "auto" && shm::bcast(state().shm.get(), buffer, root)) return;
-  ibcast(buffer, root).wait();
+Request Comm::ibcast(std::span<std::byte> buffer, int root) {
+  return detail::start(BcastCall(*this, buffer, root));
 }
 
 Persistent Comm::bcast_init(std::span<std::byte> buffer, int root) {
-  return Persistent(make_bcast(*this, buffer, root));
+  return detail::persistent(BcastCall(*this, buffer, root));
 }
 
 }  // namespace grove

@@ -1,28 +1,87 @@
 #include "api/call.hpp"
 
-#include <map>
-#include <mutex>
+#include <fmt/format.h>
 
+#include "coll/shm/collectives.hpp"
+#include "coll/shm/group.hpp"
 #include "core/params.hpp"
 #include "core/recycler.hpp"
 
 namespace grove::detail {
+namespace {
 
-void check_root(const CommState& comm, std::string_view collective, int root) {
-  if (root < 0 || root >= comm.size()) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: root {} is out of range for {} ranks", comm.rank(),
-                            collective, root, comm.size()));
+// Why the shared-memory engine cannot run `call` (empty: it can).
+std::string shm_refusal(const Call& call) {
+  const shm::Group* group = call.state().shm.get();
+  if (!call.has_shm) return "the shared-memory engine has no form of this call (or it is empty)";
+  if (group == nullptr) {
+    return "the communicator has no shared-memory segment (its ranks span hosts, "
+           "shm_collectives is off, or the segment could not be made)";
   }
+  if (!group->fits(call.shm_slot_bytes, call.shm_message_bytes)) {
+    return fmt::format(
+        "{} B to a slot and a {} B message exceed shm_slot_bytes {} or "
+        "shm_max_bytes",
+        call.shm_slot_bytes, call.shm_message_bytes, group->slot_bytes());
+  }
+  return {};
 }
 
-void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
-                  size_t have, size_t need) {
-  if (have != need) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: {} holds {} bytes, the call needs {}", comm.rank(),
-                            collective, buffer, have, need));
+void resolve(const Call& call, CallPlan& plan) {
+  const auto cannot_run = [&call](const coll::AlgorithmSpec& spec) -> std::string {
+    return spec.name == "shm" ? shm_refusal(call) : std::string();
+  };
+  const coll::CallFacts facts = call.facts();
+  try {
+    plan.blocking_shm = coll::choose(facts, true, cannot_run).spec.name == "shm";
+  } catch (const Error& e) {
+    plan.blocking_error = e.what();
   }
+  try {
+    const coll::AlgorithmSpec spec = coll::choose(facts, false, cannot_run).spec;
+    plan.algorithm = call.algorithm_text(spec);
+    coll::AlgorithmSpec unposted = spec;
+    unposted.posts = 0;
+    coll::AlgorithmSpec stamped;  // hashes (collective, text): AlgorithmSpec::stamp
+    stamped.collective = spec.collective;
+    stamped.name = call.algorithm_text(unposted);
+    plan.stamp = stamped.stamp();
+    plan.schedule = std::make_shared<const sched::Schedule>(call.build(spec));
+  } catch (const Error& e) {
+    if (e.code() != Errc::invalid_argument) throw;
+    plan.schedule_error = e.what();
+  }
+  plan.describe = call.describe;
+}
+
+[[noreturn]] void refuse(const CommState& comm, const std::string& error) {
+  throw Error(Errc::invalid_argument, fmt::format("rank {}: {}", comm.rank(), error));
+}
+
+}  // namespace
+
+const std::shared_ptr<const CallPlan>& plan_of(const Call& call) {
+  return plan_call(call.state(), call.shape, [&call](CallPlan& plan) { resolve(call, plan); });
+}
+
+void run_blocking(const Call& call) {
+  const std::shared_ptr<const CallPlan>& plan = plan_of(call);
+  if (!plan->blocking_error.empty()) refuse(call.state(), plan->blocking_error);
+  if (plan->blocking_shm && call.run_shm(*call.state().shm)) return;
+  if (!plan->schedule_error.empty()) refuse(call.state(), plan->schedule_error);
+  Operation operation(call.state_ptr(), plan, call.buffers);
+  operation.start();
+  operation.wait();
+}
+
+Request start(const Call& call) {
+  auto operation = make_operation(call.state_ptr(), plan_of(call), call.buffers);
+  operation->start();
+  return Request(std::move(operation));
+}
+
+Persistent persistent(const Call& call) {
+  return Persistent(make_operation(call.state_ptr(), plan_of(call), call.buffers));
 }
 
 const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShape& shape,
@@ -46,20 +105,9 @@ const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShap
 std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm,
                                           std::shared_ptr<const CallPlan> plan,
                                           const sched::Buffers& buffers) {
+  if (!plan->schedule_error.empty()) refuse(*comm, plan->schedule_error);
   return std::allocate_shared<Operation>(RecyclingAllocator<Operation>{}, comm, std::move(plan),
                                          buffers);
-}
-
-coll::AlgorithmSpec forced_algorithm(std::string_view collective, const std::string& text) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, coll::AlgorithmSpec> parsed;
-  std::lock_guard lock(mutex);
-  auto key = std::make_pair(std::string(collective), text);
-  auto it = parsed.find(key);
-  if (it == parsed.end()) {
-    it = parsed.emplace(std::move(key), coll::parse_algorithm(collective, text)).first;
-  }
-  return it->second;
 }
 
 sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output) {
@@ -69,11 +117,6 @@ sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byt
   buffers.output = output.data();
   buffers.output_length = output.size();
   return buffers;
-}
-
-Request start_request(std::shared_ptr<Operation> operation) {
-  operation->start();
-  return Request(std::move(operation));
 }
 
 }  // namespace grove::detail

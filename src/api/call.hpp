@@ -1,47 +1,94 @@
 #pragma once
-// What every collective's front end does before it starts: validate the
-// arguments, find the call's plan (algorithm, stamp, schedule) by its shape,
-// and wrap it with the call's buffers in an Operation.
+// One collective call, from the front end down. Each collective's front end
+// (api/<collective>_call.cpp) is one class derived from Call: its
+// constructor checks the arguments and fills in the call's shape, its
+// selection facts and its buffers; it says how to build the schedule of a
+// chosen algorithm and how to run the call on shared memory. Then the three
+// forms are one line each:
 //
-// Cost of a repeated call of one shape, after warm-up: a hash lookup, one
-// Operation in recycled memory and one pooled execution state; nothing is
-// parsed, formatted or allocated (names for errors are made only when an
-// error is reported).
+//   blocking       run_blocking(call): the plan's blocking choice, on
+//                  shared memory (`shm`) or a schedule, waited for
+//   non-blocking   start(call): the plan's schedule, started, as a Request
+//   persistent     persistent(call): the plan's schedule, bound, not started
+//
+// The plan (api/call_plan.hpp) is resolved once per shape and parameter
+// generation: selection (coll/select.hpp) for a blocking and for a
+// non-blocking call, the schedule, the stamp. A repeated call of one shape
+// costs a hash lookup, one Operation in recycled memory and one pooled
+// execution state (or, on shared memory, none of these); nothing is parsed,
+// formatted or allocated.
 
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
-
-#include <fmt/format.h>
 
 #include "api/call_plan.hpp"
 #include "api/comm_state.hpp"
 #include "api/operation.hpp"
-#include "coll/algorithm.hpp"
-#include "core/function_ref.hpp"
-#include "grove/error.hpp"
+#include "coll/select.hpp"
+#include "grove/comm.hpp"
 #include "grove/request.hpp"
+
+namespace grove::shm {
+class Group;
+}
 
 namespace grove::detail {
 
-// Throws grove::Error(invalid_argument) "rank R: COLL: root X is out of range for N ranks".
-void check_root(const CommState& comm, std::string_view collective, int root);
+class Call {
+ public:
+  explicit Call(const Comm& comm) : comm_(comm.state_ptr()) {}
+  virtual ~Call() = default;
 
-// Throws grove::Error(invalid_argument) naming the buffer and both lengths.
-void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
-                  size_t have, size_t need);
+  CommState& state() const { return *comm_; }
+  const std::shared_ptr<CommState>& state_ptr() const { return comm_; }
+
+  // What selection looks at (asked only when the plan is resolved).
+  virtual coll::CallFacts facts() const = 0;
+  // This rank's schedule of `spec` (resolved by selection).
+  virtual sched::Schedule build(const coll::AlgorithmSpec& spec) const = 0;
+  // Runs the call on the communicator's shared-memory segment; false (with
+  // nothing touched) when it does not fit there after all.
+  virtual bool run_shm(shm::Group& /*group*/) const { return false; }
+  // The algorithm as errors name it and the wire stamp hashes it (without
+  // posts=, which bounds only this rank's messages): the spec's canonical
+  // form, plus any parameter the algorithm reads that the spec does not
+  // carry ("gather_bcast(rollup=64,release=4)").
+  virtual std::string algorithm_text(const coll::AlgorithmSpec& spec) const {
+    return spec.to_string();
+  }
+
+  CallShape shape;
+  sched::Buffers buffers;
+  // The call's name in errors (see CallPlan::describe).
+  std::string (*describe)(const CallPlan& plan, const sched::Buffers& buffers) = nullptr;
+  // The shared-memory form: whether there is one, what a rank writes to its
+  // slot, and the message size shm_max_bytes is compared with.
+  bool has_shm = false;
+  size_t shm_slot_bytes = 0;
+  size_t shm_message_bytes = 0;
+
+ private:
+  std::shared_ptr<CommState> comm_;
+};
+
+// The plan of `call`'s shape (cached; see plan_call).
+const std::shared_ptr<const CallPlan>& plan_of(const Call& call);
+
+void run_blocking(const Call& call);
+Request start(const Call& call);
+Persistent persistent(const Call& call);
 
 // The plan for `shape` on `comm`: the cached one if it was resolved under the
 // current parameters (params::generation), else a new one that `resolve`
-// fills in (algorithm and stamp, schedule, describe; the shape, its lists and
-// the generation are set here) and the cache keeps. `resolve` must depend
-// only on the shape, the communicator and parameters. The reference is valid
-// until the next plan_call on `comm`.
+// fills in (the shape, its lists and the generation are set here) and the
+// cache keeps. `resolve` must depend only on the shape, the communicator and
+// parameters. The reference is valid until the next plan_call on `comm`.
 const std::shared_ptr<const CallPlan>& plan_call(CommState& comm, const CallShape& shape,
                                                  FunctionRef<void(CallPlan&)> resolve);
 
-// A new Operation running `plan` on `buffers` (recycled memory).
+// A new Operation running `plan`'s schedule on `buffers` (recycled memory);
+// throws the plan's schedule error when no schedule can run the call.
 std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm,
                                           std::shared_ptr<const CallPlan> plan,
                                           const sched::Buffers& buffers);
@@ -49,13 +96,5 @@ std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm
 // The executor's view of a call's user buffers; an empty span stands for a
 // buffer the call does not use on this rank (in place, or not the root).
 sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output);
-
-// Starts `operation` and hands it to the caller: the i* form of every
-// collective.
-Request start_request(std::shared_ptr<Operation> operation);
-
-// Parses the value of a `<collective>_algorithm` parameter, remembering the
-// last text so repeated calls do not parse again.
-coll::AlgorithmSpec forced_algorithm(std::string_view collective, const std::string& text);
 
 }  // namespace grove::detail

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "coll/algorithm.hpp"
 #include "core/params.hpp"
 
 namespace grove::detail {
@@ -49,11 +48,6 @@ size_t CallShapeHash::operator()(const CallShape& s) const {
       h = mix(h, v);
   }
   return static_cast<size_t>(h);
-}
-
-void CallPlan::set_algorithm(const coll::AlgorithmSpec& spec) {
-  algorithm = spec.to_string();
-  stamp = spec.stamp();
 }
 
 const std::shared_ptr<const CallPlan>* PlanCache::find(const CallShape& shape) {

@@ -18,10 +18,6 @@
 #include "sched/executor.hpp"
 #include "sched/schedule.hpp"
 
-namespace grove::coll {
-struct AlgorithmSpec;
-}
-
 namespace grove::detail {
 
 using Collective = coll::Collective;
@@ -52,6 +48,15 @@ struct CallShapeHash {
 struct CallPlan {
   CallShape shape;  // its lists point into `list_storage`
   std::array<std::vector<size_t>, 4> list_storage;
+  // Selection's choice for a blocking call of this shape is the
+  // shared-memory engine (else it is the schedule below).
+  bool blocking_shm = false;
+  // Why selection refused the call, per form (a forced algorithm that cannot
+  // run it); empty when it did not. Thrown when a call of that form is made.
+  std::string blocking_error;
+  std::string schedule_error;
+  // The schedule path: the choice for a non-blocking call (and for a
+  // blocking one unless blocking_shm).
   std::string algorithm;  // canonical text ("binomial", "knomial:4"), for errors
   uint8_t stamp = 0;      // (collective, algorithm, parameters) on the wire
   std::shared_ptr<const sched::Schedule> schedule;
@@ -62,8 +67,6 @@ struct CallPlan {
   std::string fixed_name;
   uint64_t params_generation = 0;  // params::generation() it was resolved under
 
-  // Sets `algorithm` and `stamp` from a resolved spec.
-  void set_algorithm(const coll::AlgorithmSpec& spec);
   std::string name(const sched::Buffers& buffers) const {
     return describe != nullptr ? describe(*this, buffers) : fixed_name;
   }

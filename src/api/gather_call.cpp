@@ -1,67 +1,67 @@
-// Comm::gather, igather and gather_init: the front end of src/coll/gather.cpp.
+// Comm::gather, igather and gather_init: the front end of coll/gather.cpp.
 
-#include "api/front.hpp"
+#include <fmt/format.h>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/gather.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam gather_algorithm{
-    "gather_algorithm", "auto",
-    "Forces the gather algorithm (flat, binomial, kary:K) or leaves it to auto",
-    coll::algorithm_validator("gather")};
 
 std::string describe_gather(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("gather(root {}, {} B per rank, {})", plan.shape.root, plan.shape.count,
                      plan.algorithm);
 }
 
-void check_gather(detail::CommState& state, std::span<const std::byte> send,
-                  std::span<std::byte> recv, int root) {
-  detail::check_root(state, "gather", root);
-  if (state.rank() == root) {
-    detail::check_length(state, "gather", "the receive buffer", recv.size(),
-                         send.size() * static_cast<size_t>(state.size()));
-    detail::check_disjoint(state, "gather", send, recv);
+class GatherCall final : public detail::Call {
+ public:
+  GatherCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv, int root)
+      : Call(comm), send_(send), recv_(recv), root_(root) {
+    detail::CommState& s = state();
+    detail::check_root(s, "gather", root);
+    const bool at_root = s.rank() == root;
+    if (at_root) {
+      detail::check_length(s, "gather", "the receive buffer", recv.size(),
+                           send.size() * static_cast<size_t>(s.size()));
+      detail::check_disjoint(s, "gather", send, recv);
+    }
+    shape = {.collective = detail::Collective::gather, .root = root, .count = send.size()};
+    buffers = detail::user_buffers(send, at_root ? recv : std::span<std::byte>{});
+    describe = &describe_gather;
+    has_shm = !send.empty();
+    shm_slot_bytes = shm_message_bytes = send.size();
   }
-}
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_gather(args(spec));
+  }
+  bool run_shm(shm::Group& group) const override {
+    return shm::gather(&group, send_, recv_, root_);
+  }
 
-std::shared_ptr<detail::Operation> make_gather(const Comm& comm, std::span<const std::byte> send,
-                                               std::span<std::byte> recv, int root) {
-  detail::CommState& state = comm.state();
-  check_gather(state, send, recv, root);
-  const size_t block = send.size();
-  const bool at_root = state.rank() == root;
-  const detail::CallShape shape{
-      .collective = detail::Collective::gather, .root = root, .count = block};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_gather(
-        detail::forced_algorithm("gather", gather_algorithm.get()), state.size(), block);
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_gather({state.rank(), state.size(), root, block, spec}));
-    p.describe = &describe_gather;
-  });
-  return detail::make_operation(
-      comm.state_ptr(), plan, detail::user_buffers(send, at_root ? recv : std::span<std::byte>{}));
-}
+ private:
+  coll::GatherArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), root_, send_.size(), spec};
+  }
+  std::span<const std::byte> send_;
+  std::span<std::byte> recv_;
+  int root_;
+};
 
 }  // namespace
 
-Request Comm::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  return detail::start_request(make_gather(*this, send, recv, root));
+void Comm::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  detail::run_blocking(GatherCall(*this, send, recv, root));
 }
 
-void Comm::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  check_gather(state(), send, recv, root);
-  if (gather_algorithm.get() == "auto" && shm::gather(state().shm.get(), send, recv, root)) return;
-  igather(send, recv, root).wait();
+Request Comm::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  return detail::start(GatherCall(*this, send, recv, root));
 }
 
 Persistent Comm::gather_init(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  return Persistent(make_gather(*this, send, recv, root));
+  return detail::persistent(GatherCall(*this, send, recv, root));
 }
 
 }  // namespace grove

@@ -1,70 +1,70 @@
-// Comm::scatter, iscatter and scatter_init: the front end of src/coll/scatter.cpp.
+// Comm::scatter, iscatter and scatter_init: the front end of coll/scatter.cpp.
 
-#include "api/front.hpp"
+#include <fmt/format.h>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
 #include "coll/scatter.hpp"
 #include "coll/shm/collectives.hpp"
-#include "grove/comm.hpp"
 
 namespace grove {
 namespace {
-
-const params::StringParam scatter_algorithm{
-    "scatter_algorithm", "auto",
-    "Forces the scatter algorithm (flat, binomial, chain) or leaves it to auto",
-    coll::algorithm_validator("scatter")};
 
 std::string describe_scatter(const detail::CallPlan& plan, const sched::Buffers&) {
   return fmt::format("scatter(root {}, {} B per rank, {})", plan.shape.root, plan.shape.count,
                      plan.algorithm);
 }
 
-void check_scatter(detail::CommState& state, std::span<const std::byte> send,
-                   std::span<std::byte> recv, int root) {
-  detail::check_root(state, "scatter", root);
-  if (state.rank() == root) {
-    detail::check_length(state, "scatter", "the send buffer", send.size(),
-                         recv.size() * static_cast<size_t>(state.size()));
-    detail::check_disjoint(state, "scatter", send, recv);
+class ScatterCall final : public detail::Call {
+ public:
+  ScatterCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
+              int root)
+      : Call(comm), send_(send), recv_(recv), root_(root) {
+    detail::CommState& s = state();
+    detail::check_root(s, "scatter", root);
+    const bool at_root = s.rank() == root;
+    if (at_root) {
+      detail::check_length(s, "scatter", "the send buffer", send.size(),
+                           recv.size() * static_cast<size_t>(s.size()));
+      detail::check_disjoint(s, "scatter", send, recv);
+    }
+    shape = {.collective = detail::Collective::scatter, .root = root, .count = recv.size()};
+    buffers = detail::user_buffers(at_root ? send : std::span<const std::byte>{}, recv);
+    describe = &describe_scatter;
+    has_shm = !recv.empty();
+    shm_slot_bytes = recv.size() * static_cast<size_t>(s.size());  // the root writes every block
+    shm_message_bytes = recv.size();
   }
-}
+  coll::CallFacts facts() const override { return coll::facts(args({})); }
+  sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
+    return coll::build_scatter(args(spec));
+  }
+  bool run_shm(shm::Group& group) const override {
+    return shm::scatter(&group, send_, recv_, root_);
+  }
 
-std::shared_ptr<detail::Operation> make_scatter(const Comm& comm, std::span<const std::byte> send,
-                                                std::span<std::byte> recv, int root) {
-  detail::CommState& state = comm.state();
-  check_scatter(state, send, recv, root);
-  const size_t block = recv.size();
-  const bool at_root = state.rank() == root;
-  const detail::CallShape shape{
-      .collective = detail::Collective::scatter, .root = root, .count = block};
-  const auto& plan = detail::plan_call(state, shape, [&](detail::CallPlan& p) {
-    const coll::AlgorithmSpec spec = coll::resolve_scatter(
-        detail::forced_algorithm("scatter", scatter_algorithm.get()), state.size(), block);
-    p.set_algorithm(spec);
-    p.schedule = std::make_shared<const sched::Schedule>(
-        coll::build_scatter({state.rank(), state.size(), root, block, spec}));
-    p.describe = &describe_scatter;
-  });
-  return detail::make_operation(
-      comm.state_ptr(), plan,
-      detail::user_buffers(at_root ? send : std::span<const std::byte>{}, recv));
-}
+ private:
+  coll::ScatterArgs args(const coll::AlgorithmSpec& spec) const {
+    return {state().rank(), state().size(), root_, recv_.size(), spec};
+  }
+  std::span<const std::byte> send_;
+  std::span<std::byte> recv_;
+  int root_;
+};
 
 }  // namespace
 
-Request Comm::iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  return detail::start_request(make_scatter(*this, send, recv, root));
+void Comm::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  detail::run_blocking(ScatterCall(*this, send, recv, root));
 }
 
-void Comm::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  check_scatter(state(), send, recv, root);
-  if (scatter_algorithm.get() == "auto" && shm::scatter(state().shm.get(), send, recv, root))
-    return;
-  iscatter(send, recv, root).wait();
+Request Comm::iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  return detail::start(ScatterCall(*this, send, recv, root));
 }
 
 Persistent Comm::scatter_init(std::span<const std::byte> send, std::span<std::byte> recv,
                               int root) {
-  return Persistent(make_scatter(*this, send, recv, root));
+  return detail::persistent(ScatterCall(*this, send, recv, root));
 }
 
 }  // namespace grove

@@ -7,6 +7,7 @@
 #include "api/comm_state.hpp"
 #include "api/exchange.hpp"
 #include "api/fence_call.hpp"
+#include "coll/select.hpp"
 #include "core/params.hpp"
 #include "sched/wait.hpp"
 #include "transport/factory.hpp"
@@ -32,6 +33,7 @@ void SessionState::poll_failures(double now) {
 
 Session::Session() : state_(std::make_unique<detail::SessionState>()) {
   params::load_process_params();
+  coll::tuning_table();  // a bad tuning_file is refused here, naming file and line
   state_->bootstrap = bootstrap_from_environment();
   state_->transport = make_transport(state_->bootstrap->transport_kind(), *state_->bootstrap);
   // `grove run` starts every rank on this host; other bootstraps say 1 until

@@ -15,9 +15,14 @@ namespace {
 
 constexpr uint64_t kMaxSegment = uint64_t{1} << 30;
 
+constexpr uint32_t kMaxPosts = 1u << 20;
+
+// Written only while libgrove loads (each collective's file declares its
+// algorithms then); read-only afterwards, so references into it stay valid.
 struct Catalog {
   std::mutex mutex;
   std::map<std::string, std::vector<AlgorithmInfo>, std::less<>> collectives;
+  std::vector<std::string> order;  // collectives in declaration order
 };
 
 Catalog& catalog() {
@@ -42,15 +47,27 @@ std::string known_names(const std::vector<AlgorithmInfo>& algorithms) {
 
 }  // namespace
 
-std::string AlgorithmSpec::to_string() const {
-  std::string out = name;
+namespace {
+
+std::string canonical(const AlgorithmSpec& spec, bool with_posts) {
+  std::string out = spec.name;
   char separator = ':';
-  if (radix > 0) {
-    out += fmt::format("{}{}", separator, radix);
+  if (spec.radix > 0) {
+    out += fmt::format("{}{}", separator, spec.radix);
     separator = ',';
   }
-  if (segment > 0) out += fmt::format("{}seg={}", separator, params::format_bytes(segment));
+  if (spec.segment > 0) {
+    out += fmt::format("{}seg={}", separator, params::format_bytes(spec.segment));
+    separator = ',';
+  }
+  if (with_posts && spec.posts > 0) out += fmt::format("{}posts={}", separator, spec.posts);
   return out;
+}
+
+}  // namespace
+
+std::string AlgorithmSpec::to_string() const {
+  return canonical(*this, true);
 }
 
 uint8_t AlgorithmSpec::stamp() const {
@@ -65,7 +82,7 @@ uint8_t AlgorithmSpec::stamp() const {
   };
   mix(collective);
   mix("/");
-  mix(to_string());
+  mix(canonical(*this, false));
   uint8_t folded = 0;
   for (int shift = 0; shift < 64; shift += 8)
     folded ^= static_cast<uint8_t>(h >> shift);
@@ -80,6 +97,27 @@ void register_algorithms(std::string_view collective, std::vector<AlgorithmInfo>
                 fmt::format("algorithms of collective {} declared twice", collective));
   }
   c.collectives.emplace(std::string(collective), std::move(algorithms));
+  c.order.emplace_back(collective);
+}
+
+std::vector<std::string> collectives_declared() {
+  Catalog& c = catalog();
+  std::lock_guard lock(c.mutex);
+  return c.order;
+}
+
+const AlgorithmInfo& algorithm_info(std::string_view collective, std::string_view name) {
+  Catalog& c = catalog();
+  std::lock_guard lock(c.mutex);
+  auto it = c.collectives.find(collective);
+  if (it == c.collectives.end()) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("unknown collective '{}' (no algorithms declared)", collective));
+  }
+  for (const AlgorithmInfo& a : it->second)
+    if (a.name == name) return a;
+  throw Error(Errc::invalid_argument, fmt::format("{}: unknown algorithm '{}' (known: {})",
+                                                  collective, name, known_names(it->second)));
 }
 
 std::vector<AlgorithmInfo> algorithms_of(std::string_view collective) {
@@ -93,12 +131,36 @@ std::vector<AlgorithmInfo> algorithms_of(std::string_view collective) {
   return it->second;
 }
 
-std::vector<std::string> algorithm_examples(std::string_view collective) {
+namespace {
+
+// ranks 0: whatever their number.
+std::vector<std::string> examples(std::string_view collective, bool with_scheduleless,
+                                  int ranks = 0) {
   std::vector<std::string> out;
-  for (const AlgorithmInfo& a : algorithms_of(collective))
-    out.push_back(a.example.empty() ? parse_algorithm(collective, a.name).to_string()
-                                    : parse_algorithm(collective, a.example).to_string());
+  for (int pass = 0; pass < (with_scheduleless ? 2 : 1); ++pass) {
+    for (const AlgorithmInfo& a : algorithms_of(collective)) {
+      if (a.schedule != (pass == 0)) continue;
+      if (ranks > 0 && a.cannot_run && !a.cannot_run(ranks).empty()) continue;
+      out.push_back(
+          parse_algorithm(collective, a.example.empty() ? a.name : a.example).to_string());
+    }
+  }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> algorithm_examples(std::string_view collective) {
+  return examples(collective, false);
+}
+
+std::vector<std::string> blocking_algorithm_examples(std::string_view collective) {
+  return examples(collective, true);
+}
+
+std::vector<std::string> algorithm_examples_for(std::string_view collective, int ranks,
+                                                bool blocking) {
+  return examples(collective, blocking, ranks);
 }
 
 AlgorithmSpec parse_algorithm(std::string_view collective, std::string_view text) {
@@ -175,6 +237,16 @@ AlgorithmSpec parse_algorithm(std::string_view collective, std::string_view text
             fmt::format("seg={} is outside [1, {}]", value, params::format_bytes(kMaxSegment)));
       }
       spec.segment = segment;
+    } else if (key == "posts") {
+      if (!info->takes_posts) throw bad(fmt::format("{} takes no posts=", info->name));
+      if (spec.posts != 0) throw bad("posts given twice");
+      uint32_t posts = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), posts);
+      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() || posts < 1 ||
+          posts > kMaxPosts) {
+        throw bad(fmt::format("posts={} is not a count in [1, {}]", value, kMaxPosts));
+      }
+      spec.posts = posts;
     } else {
       throw bad(fmt::format("unknown argument '{}'", arg));
     }

@@ -6,8 +6,9 @@
 
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
 #include "coll/ring_steps.hpp"
+#include "coll/shm/collectives.hpp"
 #include "coll/tree_steps.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
@@ -18,30 +19,11 @@ namespace {
 const params::IntParam rollup_radix_param{
     "rollup_radix", 64, 2, 1 << 20,
     "radix of the k-ary gather (rollup) tree of allgather/allgatherv gather_bcast and the fence "
-    "(seed 000's default)"};
+    "(the fence's default, docs/fence.md)"};
 const params::IntParam release_radix_param{
     "release_radix", 4, 2, 1 << 20,
     "radix of the k-ary bcast (release) tree of allgather/allgatherv gather_bcast and the fence "
-    "(seed 000's default; MODELS.md §5)"};
-
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "allgather", {
-                       {"ring", 0, 2, 1 << 20, false, "N-1 steps to the right neighbour", ""},
-                       {"recursive_doubling", 0, 2, 1 << 20, false,
-                        "log2 steps exchanging doubling ranges (folds non-powers of two)", ""},
-                       {"bruck", 0, 2, 1 << 20, false, "ceil(log2 N) steps at distance 2^k", ""},
-                       {"neighbor_exchange", 0, 2, 1 << 20, false,
-                        "N/2 steps with alternate neighbours (even N)", ""},
-                       {"gather_bcast", 0, 2, 1 << 20, false,
-                        "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)", ""},
-                   });
-  return true;
-}();
-
-// MODELS.md §2, allgather thresholds on the total size.
-constexpr size_t kDoublingBelow = 524288;
-constexpr size_t kBruckBelow = 81920;
+    "(the fence's default; docs/release-radix.md)"};
 
 size_t wrap(int64_t i, int n) {
   return static_cast<size_t>(((i % n) + n) % n);
@@ -60,19 +42,16 @@ std::optional<StepId> place_own(Plan& plan, const AllgatherArgs& a) {
                    output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes));
 }
 
-sched::Schedule build_ring(const AllgatherArgs& a) {
-  Plan plan("allgather ring");
-  if (a.block_bytes == 0) return plan.finish();
+void ring(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
+  if (a.block_bytes == 0) return;
   place_own(plan, a);
   ring_allgather(plan, a.rank, a.size, BlockLayout::uniform(a.size, a.block_bytes), 0, own_block(a),
                  0);
-  return plan.finish();
 }
 
-sched::Schedule build_recursive_doubling(const AllgatherArgs& a) {
-  Plan plan("allgather recursive_doubling");
+void recursive_doubling(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
   const size_t b = a.block_bytes;
-  if (b == 0) return plan.finish();
+  if (b == 0) return;
   const Fold fold(a.size);
   const int r = a.rank;
   const int last_channel = fold.steps + 1;
@@ -83,7 +62,7 @@ sched::Schedule build_recursive_doubling(const AllgatherArgs& a) {
     // Hand the block to the even partner; receive the whole result from it.
     const StepId sent = plan.send(r - 1, 0, own_block(a));
     plan.recv(r - 1, last_channel, everything, Deps{sent}.add(placed));
-    return plan.finish();
+    return;
   }
   Deps have;
   have.add(placed);
@@ -106,14 +85,12 @@ sched::Schedule build_recursive_doubling(const AllgatherArgs& a) {
     have.add(got);
   }
   if (fold.absorbs(r)) plan.send(r + 1, last_channel, everything, have);
-  return plan.finish();
 }
 
-sched::Schedule build_bruck(const AllgatherArgs& a) {
-  Plan plan("allgather bruck");
+void bruck(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
   const size_t b = a.block_bytes;
   const int n = a.size;
-  if (b == 0) return plan.finish();
+  if (b == 0) return;
   Deps have;
   have.add(place_own(plan, a));
   // Blocks [first, first + count) mod N as at most two contiguous ranges.
@@ -147,22 +124,20 @@ sched::Schedule build_bruck(const AllgatherArgs& a) {
     }
     have.add(got);
   }
-  return plan.finish();
 }
 
-sched::Schedule build_neighbor_exchange(const AllgatherArgs& a) {
+void neighbor_exchange(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
   const int n = a.size;
   if (n % 2 != 0 && n > 1) {
     throw Error(
         Errc::invalid_argument,
         fmt::format("allgather neighbor_exchange needs an even number of ranks, not {}", n));
   }
-  Plan plan("allgather neighbor_exchange");
   const size_t b = a.block_bytes;
   const int r = a.rank;
-  if (b == 0) return plan.finish();
+  if (b == 0) return;
   const auto placed = place_own(plan, a);
-  if (n == 1) return plan.finish();
+  if (n == 1) return;
   auto blocks = [&](int first, int count) {
     return output_region(static_cast<size_t>(first) * b, static_cast<size_t>(count) * b);
   };
@@ -189,12 +164,12 @@ sched::Schedule build_neighbor_exchange(const AllgatherArgs& a) {
     pair_ready = Deps{got};
     send_first = from[p];
   }
-  return plan.finish();
 }
 
-sched::Schedule build_gather_bcast(const AllgatherArgs& a, int rollup, int release) {
-  Plan plan(fmt::format("allgather gather_bcast(rollup={},release={})", rollup, release));
-  if (a.block_bytes == 0) return plan.finish();
+void gather_bcast(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
+  const int rollup = rollup_radix();
+  const int release = release_radix();
+  if (a.block_bytes == 0) return;
   const topo::Tree up = topo::make_tree(topo::Shape::kary, a.size, 0, rollup);
   const topo::Tree down = topo::make_tree(topo::Shape::kary, a.size, 0, release);
   const BlockLayout layout = BlockLayout::uniform(a.size, a.block_bytes);
@@ -202,8 +177,82 @@ sched::Schedule build_gather_bcast(const AllgatherArgs& a, int rollup, int relea
   // The release overwrites the whole output, so it follows everything the
   // gather did here (an in-place own block is read from the output).
   tree_bcast(plan, down, a.rank, output_region(0, layout.total()), 1, gathered);
-  return plan.finish();
 }
+
+double gather_bcast_cost(const CostCase& c, const PortModel& m) {
+  return cost::kary_gather(c.ranks, rollup_radix(), c.bytes, m) +
+         cost::kary_bcast(c.ranks, release_radix(), c.ranks * c.bytes, m);
+}
+
+const AlgorithmTable<AllgatherArgs> kAlgorithms{
+    Collective::allgather,
+    {
+        {{.name = "ring",
+          .doc = "N-1 steps to the right neighbour",
+          .cost =
+              closed_form("(P-1) (u(m) + L)", "(p-1)a + n(p-1)/p b [MPICH]", cost::always, 0, false,
+                          [](const CostCase& c, const PortModel& m) {
+                            return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                          })},
+         &ring},
+        {{.name = "recursive_doubling",
+          .doc = "log2 steps exchanging doubling ranges (folds non-powers of two)",
+          .cost = closed_form("sum_{i<log2 P} (u(2^i m) + L); other P: fold (u(m) + L), the "
+                              "power-of-two steps with 2m blocks, unfold (u(P m) + L)",
+                              "lgp a + n(p-1)/p b [MPICH] (powers of two)", cost::power_of_two, 0.4,
+                              false,
+                              [](const CostCase& c, const PortModel& m) {
+                                const int p2 = 1 << cost::floor_log2(c.ranks);
+                                if (p2 == c.ranks)
+                                  return cost::sum_doubling(cost::floor_log2(p2), c.bytes, m);
+                                return cost::sum_doubling(cost::floor_log2(p2), 2 * c.bytes, m) +
+                                       m.u(c.bytes) + m.u(c.ranks * c.bytes) + 2 * m.lambda;
+                              })},
+         &recursive_doubling},
+        {{.name = "bruck",
+          .doc = "ceil(log2 N) steps at distance 2^k",
+          .cost = closed_form(
+              "sum_i (u(b_i m) + [b_i >= 2] u(0) + L), b_i = min(2^i, P - 2^i): a wrapped range "
+              "is two messages; ignores a later step's message queueing ahead on the ingress",
+              "ceil(lgp)a + n(p-1)/p b [MPICH]", cost::never, 0.55, true,
+              [](const CostCase& c, const PortModel& m) {
+                double t = 0;
+                for (int64_t d = 1; d < c.ranks; d *= 2) {
+                  const double blocks = static_cast<double>(std::min<int64_t>(d, c.ranks - d));
+                  // Ranges of two or more blocks wrap for some rank.
+                  t += m.u(blocks * c.bytes) + (blocks >= 2 ? m.u(0) : 0) + m.lambda;
+                }
+                return t;
+              })},
+         &bruck},
+        {{.name = "neighbor_exchange",
+          .doc = "N/2 steps with alternate neighbours (even N)",
+          .cannot_run = [](int ranks) -> std::string {
+            return ranks % 2 == 0 || ranks == 1 ? ""
+                                                : fmt::format(
+                                                      "neighbor_exchange needs an even number of "
+                                                      "ranks, not {}",
+                                                      ranks);
+          },
+          .cost = closed_form("(u(m) + L) + (P/2 - 1)(u(2m) + L)", "none (Chen et al.: P/2 steps)",
+                              cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                if (c.ranks < 2) return 0.0;
+                                return m.u(c.bytes) + m.lambda +
+                                       (c.ranks / 2 - 1) * (m.u(2 * c.bytes) + m.lambda);
+                              })},
+         &neighbor_exchange},
+        {{.name = "gather_bcast",
+          .doc = "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)",
+          .cost = closed_form(
+              "kary gather (rollup_radix) + kary bcast of P m (release_radix)", "none",
+              [](const CostCase& c) {
+                return cost::full_kary(c.ranks, rollup_radix()) || c.ranks <= rollup_radix() + 1;
+              },
+              4.0, false, &gather_bcast_cost)},
+         &gather_bcast},
+        {shm::algorithm(), nullptr},
+    }};
 
 }  // namespace
 
@@ -214,17 +263,12 @@ int release_radix() {
   return static_cast<int>(release_radix_param.get());
 }
 
-AlgorithmSpec choose_allgather_auto(int size, size_t block_bytes) {
-  const size_t total = block_bytes * static_cast<size_t>(size);
-  const bool power_of_two = (size & (size - 1)) == 0;
-  if (power_of_two && total < kDoublingBelow)
-    return parse_algorithm("allgather", "recursive_doubling");
-  if (total < kBruckBelow) return parse_algorithm("allgather", "bruck");
-  return parse_algorithm("allgather", "ring");
-}
-
-AlgorithmSpec resolve_allgather(const AlgorithmSpec& spec, int size, size_t block_bytes) {
-  return spec.is_auto() ? choose_allgather_auto(size, block_bytes) : spec;
+CallFacts facts(const AllgatherArgs& a) {
+  return CallFacts{.collective = Collective::allgather,
+                   .ranks = a.size,
+                   .bytes = a.block_bytes,
+                   .total = a.block_bytes * static_cast<uint64_t>(a.size),
+                   .count = a.block_bytes};
 }
 
 std::string describe_allgather(const AlgorithmSpec& resolved) {
@@ -236,14 +280,11 @@ std::string describe_allgather(const AlgorithmSpec& resolved) {
 sched::Schedule build_allgather(const AllgatherArgs& a) {
   check_rank("allgather", a.rank, a.size);
   check_spec("allgather", a.algorithm);
-  const AlgorithmSpec spec = resolve_allgather(a.algorithm, a.size, a.block_bytes);
-  const std::string& name = spec.name;
-  if (name == "ring") return build_ring(a);
-  if (name == "recursive_doubling") return build_recursive_doubling(a);
-  if (name == "bruck") return build_bruck(a);
-  if (name == "neighbor_exchange") return build_neighbor_exchange(a);
-  if (name == "gather_bcast") return build_gather_bcast(a, rollup_radix(), release_radix());
-  throw Error(Errc::internal, fmt::format("allgather  no builder for algorithm '{}'", name));
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
+  Plan plan("allgather " + describe_allgather(spec));
+  if (a.block_bytes == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
+  return plan.finish();
 }
 
 }  // namespace grove::coll

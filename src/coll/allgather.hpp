@@ -1,6 +1,6 @@
 #pragma once
 // Allgather: every rank contributes block_bytes; every rank ends with all N
-// blocks in rank order. Algorithms (MODELS.md §2 for their costs):
+// blocks in rank order. Algorithms (their costs in docs/models.md):
 //
 //   ring                N-1 steps to the right neighbour; (p-1)α + n(p-1)/p β
 //   recursive_doubling  log2 steps exchanging doubling ranges; non-powers of
@@ -13,9 +13,10 @@
 //                       neighbours (Chen et al.); even N only
 //   gather_bcast        k-ary gather to rank 0 at radix rollup_radix, then a
 //                       k-ary bcast of the whole result at radix release_radix:
-//                       the two-tree shape of the fence (seed 000) without its
+//                       the two-tree shape of the fence (docs/fence.md) without its
 //                       fault handling
-//   auto                choose_allgather_auto
+//   shm       the shared-memory engine (blocking calls only)
+//   auto      selection (coll/select.hpp)
 // Every algorithm handles any size (neighbor_exchange: even sizes and 1),
 // 0 bytes (an empty schedule) and in place.
 
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -42,11 +44,8 @@ struct AllgatherArgs {
 int rollup_radix();
 int release_radix();
 
-// MPICH's rule (MODELS.md §2), on the total n = size * block_bytes:
-// recursive_doubling if size is a power of two and n < 512 KiB; else bruck
-// if n < 80 KiB; else ring.
-AlgorithmSpec choose_allgather_auto(int size, size_t block_bytes);
-AlgorithmSpec resolve_allgather(const AlgorithmSpec& spec, int size, size_t block_bytes);
+// Selection's view: bytes = each rank's block, total = all N blocks.
+CallFacts facts(const AllgatherArgs& args);
 // The resolved algorithm with the parameters it reads, for the wire stamp
 // and the schedule cache: "gather_bcast(rollup=64,release=4)", else the
 // canonical spec.

@@ -5,7 +5,7 @@
 #include "coll/allgather.hpp"
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
 #include "coll/ring_steps.hpp"
 #include "coll/tree_steps.hpp"
 #include "grove/error.hpp"
@@ -13,28 +13,15 @@
 namespace grove::coll {
 namespace {
 
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "allgatherv", {
-                        {"ring", 0, 2, 1 << 20, false,
-                         "N-1 steps to the right neighbour; empty blocks skipped", ""},
-                        {"gather_bcast", 0, 2, 1 << 20, false,
-                         "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)", ""},
-                    });
-  return true;
-}();
-
-constexpr size_t kRingFrom = 81920;  // MODELS.md §2
-
 BlockLayout layout_of(const AllgathervArgs& a) {
   if (a.counts.size() != static_cast<size_t>(a.size)) {
     throw Error(Errc::invalid_argument,
-                fmt::format("allgatherv  {} counts for {} ranks", a.counts.size(), a.size));
+                fmt::format("allgatherv: {} counts for {} ranks", a.counts.size(), a.size));
   }
   if (a.offsets.empty()) return BlockLayout::packed(a.counts);
   if (a.offsets.size() != a.counts.size()) {
     throw Error(Errc::invalid_argument,
-                fmt::format("allgatherv  {} offsets for {} ranks", a.offsets.size(), a.size));
+                fmt::format("allgatherv: {} offsets for {} ranks", a.offsets.size(), a.size));
   }
   return BlockLayout{a.offsets, a.counts};
 }
@@ -61,27 +48,26 @@ bool tiles_in_rank_order(const BlockLayout& layout) {
   return true;
 }
 
-sched::Schedule build_ring(const AllgathervArgs& a) {
-  Plan plan("allgatherv ring");
+void ring(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
   const BlockLayout layout = layout_of(a);
-  if (layout.total() == 0) return plan.finish();
+  if (layout.total() == 0) return;
   place_own(plan, a, layout);
   ring_allgather(plan, a.rank, a.size, layout, 0, own_block(a, layout), 0);
-  return plan.finish();
 }
 
-sched::Schedule build_gather_bcast(const AllgathervArgs& a, int rollup, int release) {
-  Plan plan(fmt::format("allgatherv gather_bcast(rollup={},release={})", rollup, release));
+void gather_bcast(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
+  const int rollup = rollup_radix();
+  const int release = release_radix();
   const BlockLayout layout = layout_of(a);
   const size_t total = layout.total();
-  if (total == 0) return plan.finish();
+  if (total == 0) return;
   const topo::Tree up = topo::make_tree(topo::Shape::kary, a.size, 0, rollup);
   const topo::Tree down = topo::make_tree(topo::Shape::kary, a.size, 0, release);
 
   if (tiles_in_rank_order(layout)) {
     const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
     tree_bcast(plan, down, a.rank, output_region(0, total), 1, gathered);
-    return plan.finish();
+    return;
   }
   // Gather into the output as laid out, then release a packed copy.
   const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
@@ -108,17 +94,42 @@ sched::Schedule build_gather_bcast(const AllgathervArgs& a, int rollup, int rele
                 output_region(layout.offsets[i], layout.lengths[i]), after);
     }
   }
-  return plan.finish();
 }
+
+// m is the largest block.
+const AlgorithmTable<AllgathervArgs> kAlgorithms{
+    Collective::allgatherv,
+    {
+        {{.name = "ring",
+          .doc = "N-1 steps to the right neighbour; empty blocks skipped",
+          .cost = closed_form("(P-1) (u(largest block) + L)", "as allgather ring", cost::never,
+                              0.05, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                              })},
+         &ring},
+        {{.name = "gather_bcast",
+          .doc = "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)",
+          .cost = closed_form(
+              "as allgather gather_bcast with the largest block", "none", cost::never, 4.0, false,
+              [](const CostCase& c, const PortModel& m) {
+                return cost::kary_gather(c.ranks, rollup_radix(), c.bytes, m) +
+                       cost::kary_bcast(c.ranks, release_radix(), c.ranks * c.bytes, m);
+              })},
+         &gather_bcast},
+    }};
 
 }  // namespace
 
-AlgorithmSpec choose_allgatherv_auto(int /*size*/, size_t total_bytes) {
-  return parse_algorithm("allgatherv", total_bytes < kRingFrom ? "gather_bcast" : "ring");
-}
-
-AlgorithmSpec resolve_allgatherv(const AlgorithmSpec& spec, int size, size_t total_bytes) {
-  return spec.is_auto() ? choose_allgatherv_auto(size, total_bytes) : spec;
+CallFacts facts(const AllgathervArgs& a) {
+  uint64_t total = 0;
+  for (size_t count : a.counts)
+    total += count;
+  return CallFacts{.collective = Collective::allgatherv,
+                   .ranks = a.size,
+                   .bytes = a.size > 0 ? total / static_cast<uint64_t>(a.size) : 0,
+                   .total = total,
+                   .count = total};
 }
 
 std::string describe_allgatherv(const AlgorithmSpec& resolved) {
@@ -131,10 +142,11 @@ sched::Schedule build_allgatherv(const AllgathervArgs& a) {
   check_rank("allgatherv", a.rank, a.size);
   check_spec("allgatherv", a.algorithm);
   const BlockLayout layout = layout_of(a);
-  const AlgorithmSpec spec = resolve_allgatherv(a.algorithm, a.size, layout.total());
-  if (spec.name == "ring") return build_ring(a);
-  if (spec.name == "gather_bcast") return build_gather_bcast(a, rollup_radix(), release_radix());
-  throw Error(Errc::internal, fmt::format("allgatherv: no builder for algorithm '{}'", spec.name));
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
+  Plan plan("allgatherv " + describe_allgatherv(spec));
+  if (layout.total() == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
+  return plan.finish();
 }
 
 }  // namespace grove::coll

@@ -8,13 +8,14 @@
 //                 blocks do not tile the output in rank order (gaps or another
 //                 order), rank 0 packs them and every rank unpacks, so bytes
 //                 between blocks are never written.
-//   auto          choose_allgatherv_auto
+//   auto      selection (coll/select.hpp)
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -29,11 +30,8 @@ struct AllgathervArgs {
   AlgorithmSpec algorithm;  // "auto" is resolved
 };
 
-// On the total n of all counts: gather_bcast below 80 KiB (latency bound:
-// 2 tree depths of rounds instead of N-1; MPICH's Bruck threshold, MODELS.md
-// §2), else ring (bandwidth optimal).
-AlgorithmSpec choose_allgatherv_auto(int size, size_t total_bytes);
-AlgorithmSpec resolve_allgatherv(const AlgorithmSpec& spec, int size, size_t total_bytes);
+// Selection's view: bytes = total / N (the mean block), total = every rank's block.
+CallFacts facts(const AllgathervArgs& args);
 // As describe_allgather (coll/allgather.hpp).
 std::string describe_allgatherv(const AlgorithmSpec& resolved);
 

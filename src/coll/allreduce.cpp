@@ -1,30 +1,18 @@
 #include "coll/allreduce.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "coll/checks.hpp"
 #include "coll/halving_steps.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
 #include "coll/ring_steps.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
-
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "allreduce",
-      {
-          {"recursive_doubling", 0, 2, 1 << 20, false, "log2 steps exchanging the whole vector",
-           ""},
-          {"ring", 0, 2, 1 << 20, false, "ring reduce-scatter, then ring allgather", ""},
-          {"rabenseifner", 0, 2, 1 << 20, false,
-           "recursive-halving reduce-scatter, then recursive-doubling allgather", ""},
-      });
-  return true;
-}();
-
-constexpr size_t kShortBytes = 2048;  // MODELS.md §2
 
 // Every algorithm accumulates in the output.
 struct Start {
@@ -131,37 +119,70 @@ void build_rabenseifner(Plan& plan, const AllreduceArgs& a, size_t bytes) {
   fold_out(plan, fold, ranks, a.rank, s.acc, {}, last_channel, gathered.done, {});
 }
 
+const AlgorithmTable<AllreduceArgs> kAlgorithms{
+    Collective::allreduce,
+    {
+        {{.name = "recursive_doubling",
+          .doc = "log2 steps exchanging the whole vector",
+          .cost = closed_form("log2(P) (u(n) + L); other P: + 2 (u(n) + L) (fold, unfold)",
+                              "lgp(a + nb + ng) [MPICH]", cost::power_of_two, 0.4, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                const int d = cost::floor_log2(c.ranks);
+                                const bool fold = (1 << d) != c.ranks;
+                                return (d + (fold ? 2 : 0)) * (m.u(c.bytes) + m.lambda);
+                              })},
+         [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
+           build_recursive_doubling(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {{.name = "ring",
+          .doc = "ring reduce-scatter, then ring allgather",
+          .cost = closed_form(
+              "2 (P-1) (u(ceil(n/P)) + L)",
+              "(p-1)a + n(p-1)/p b twice (reduce-scatter + allgather) [MPICH]",
+              [](const CostCase& c) { return std::fmod(c.bytes, c.ranks) == 0; }, 0.05, false,
+              [](const CostCase& c, const PortModel& m) {
+                return 2 * (c.ranks - 1) * (m.u(std::ceil(c.bytes / c.ranks)) + m.lambda);
+              })},
+         [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
+           build_ring(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {{.name = "rabenseifner",
+          .doc = "recursive-halving reduce-scatter, then recursive-doubling allgather",
+          .cost =
+              closed_form("2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + 2 (u(n) + L) (fold, "
+                          "unfold)",
+                          "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", cost::even_split, 0.3, true,
+                          [](const CostCase& c, const PortModel& m) {
+                            const int p2 = 1 << cost::floor_log2(c.ranks);
+                            const double fold = p2 == c.ranks ? 0 : 2 * (m.u(c.bytes) + m.lambda);
+                            return fold + 2 * cost::halving(p2, c.bytes, m);
+                          })},
+         [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
+           build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {shm::algorithm(), nullptr},
+    }};
+
 }  // namespace
 
-AlgorithmSpec choose_allreduce_auto(int size, size_t count, Datatype dtype) {
-  const Fold fold(size);
-  if (count * datatype_size(dtype) <= kShortBytes || count < static_cast<size_t>(fold.p2))
-    return parse_algorithm("allreduce", "recursive_doubling");
-  return parse_algorithm("allreduce", "rabenseifner");
-}
-
-AlgorithmSpec resolve_allreduce(const AlgorithmSpec& spec, int size, size_t count, Datatype dtype) {
-  return spec.is_auto() ? choose_allreduce_auto(size, count, dtype) : spec;
+CallFacts facts(const AllreduceArgs& a) {
+  const uint64_t bytes = a.count * datatype_size(a.dtype);
+  return CallFacts{.collective = Collective::allreduce,
+                   .ranks = a.size,
+                   .bytes = bytes,
+                   .total = bytes,
+                   .count = a.count};
 }
 
 sched::Schedule build_allreduce(const AllreduceArgs& a) {
   check_rank("allreduce", a.rank, a.size);
   check_spec("allreduce", a.algorithm);
   check_reduction("allreduce", a.dtype, a.op);
-  const AlgorithmSpec spec = resolve_allreduce(a.algorithm, a.size, a.count, a.dtype);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("allreduce " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
-  const size_t bytes = a.count * datatype_size(a.dtype);
-  if (bytes == 0) return plan.finish();
-  if (spec.name == "recursive_doubling") {
-    build_recursive_doubling(plan, a, bytes);
-  } else if (spec.name == "ring") {
-    build_ring(plan, a, bytes);
-  } else if (spec.name == "rabenseifner") {
-    build_rabenseifner(plan, a, bytes);
-  } else {
-    throw Error(Errc::internal, fmt::format("allreduce: no builder for algorithm '{}'", spec.name));
-  }
+  if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -2,7 +2,7 @@
 // Allreduce: every rank's output ends with op over every rank's input, count
 // elements of dtype.
 //
-// Algorithms (names as in `allreduce_algorithm`; costs in MODELS.md §2):
+// Algorithms (names as in `allreduce_algorithm`; costs in docs/models.md):
 //   recursive_doubling  log2 steps exchanging the whole vector with v ^ 2^t;
 //                       grouping S_t(v) = S_{t-1}(v) ⊕ S_{t-1}(v ^ 2^t),
 //                       lowest bit first, from the fold's leaves x(2v) ⊕
@@ -13,7 +13,8 @@
 //                       ((x(c) ⊕ x(c+1)) ⊕ x(c+2)) ... ⊕ x(c-1)
 //   rabenseifner        reduce-scatter by recursive halving, then allgather
 //                       by recursive doubling (coll/halving_steps.hpp)
-//   auto                choose_allreduce_auto
+//   shm       the shared-memory engine (blocking calls only)
+//   auto      selection (coll/select.hpp)
 // Non-powers of two fold ranks in pairs before and hand the result back
 // after (coll/layout.hpp, Fold). Every rank gets the same bits.
 //
@@ -22,6 +23,7 @@
 #include <cstddef>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "grove/types.hpp"
 #include "sched/schedule.hpp"
 
@@ -37,11 +39,8 @@ struct AllreduceArgs {
   AlgorithmSpec algorithm;
 };
 
-// MPICH's rule (MODELS.md §2): recursive_doubling if the vector is at most
-// 2048 bytes or has fewer elements than the largest power of two <= size,
-// else rabenseifner.
-AlgorithmSpec choose_allreduce_auto(int size, size_t count, Datatype dtype);
-AlgorithmSpec resolve_allreduce(const AlgorithmSpec& spec, int size, size_t count, Datatype dtype);
+// Selection's view: bytes = total = the vector, count = its elements.
+CallFacts facts(const AllreduceArgs& args);
 
 sched::Schedule build_allreduce(const AllreduceArgs& args);
 

@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "coll/checks.hpp"
-#include "coll/plan.hpp"
 #include "coll/posting_depth.hpp"
+#include "coll/registry.hpp"
+#include "coll/shm/collectives.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 const params::StringParam alltoall_posts_param{
     "alltoall_posts", "auto",
     "alltoall/alltoallv pairwise: the most sends, and separately receives, in flight per rank: "
-    "'auto' (the rule of seed 002, MODELS.md §6) or a number (authoritative; above N means N)",
+    "'auto' (the selection tables' pairwise rows, docs/selection.md) or a number (authoritative; "
+    "above N means N)",
     [](std::string_view value) -> std::string {
       try {
         parse_posting_depth(value, "alltoall_posts");
@@ -26,23 +28,6 @@ const params::StringParam alltoall_posts_param{
         return e.what();
       }
     }};
-
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "alltoall",
-      {
-          {"linear", 0, 2, 1 << 20, false, "every receive and send posted at once", ""},
-          {"pairwise", 0, 2, 1 << 20, false,
-           "send to r+i, receive from r-i, at most alltoall_posts in flight", ""},
-          {"bruck", 0, 2, 1 << 20, false, "ceil(log2 N) packed steps (small blocks)", ""},
-      });
-  return true;
-}();
-
-// MODELS.md §2, alltoall thresholds on the per-destination block.
-constexpr size_t kBruckUpTo = 256;
-constexpr int kBruckFromRanks = 8;
-constexpr size_t kLinearBelow = 32768;
 
 int wrap(int64_t i, int n) {
   return static_cast<int>(((i % n) + n) % n);
@@ -81,34 +66,24 @@ void exchange(Plan& plan, const AlltoallArgs& a, const Source& source) {
   }
 }
 
-sched::Schedule build_linear(const AlltoallArgs& a) {
-  Plan plan("alltoall linear");
-  if (a.block_bytes == 0) return plan.finish();
+void linear(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   exchange(plan, a, take_source(plan, a));
-  return plan.finish();
 }
 
-sched::Schedule build_pairwise(const AlltoallArgs& a) {
-  const uint64_t total = uint64_t{a.block_bytes} * static_cast<uint64_t>(a.size);
-  const uint32_t depth = a.posts > 0 ? std::min<uint32_t>(a.posts, static_cast<uint32_t>(a.size))
-                                     : alltoall_posting_depth(a.size, a.block_bytes, total);
-  Plan plan(fmt::format("alltoall pairwise(posts={})", depth));
-  if (a.block_bytes == 0) return plan.finish();
+void pairwise(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec& spec) {
+  const uint32_t depth = pairwise_depth(a.size, a.posts, spec);
   plan.set_limits(depth, depth);
   exchange(plan, a, take_source(plan, a));
-  return plan.finish();
 }
 
-sched::Schedule build_bruck(const AlltoallArgs& a) {
-  Plan plan("alltoall bruck");
+void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   const size_t b = a.block_bytes;
   const int n = a.size;
   const int r = a.rank;
-  if (b == 0) return plan.finish();
   const Source source = take_source(plan, a);
   const Deps after = Deps().add(source.ready);
   plan.copy(source.block(r, b), out_block(r, b), after);
-  if (n == 1) return plan.finish();
+  if (n == 1) return;
 
   // After the rotation work[i] holds the block rank r sends to r + i. Step
   // k moves every block whose index has bit k set forward by 2^k, keeping
@@ -180,8 +155,48 @@ sched::Schedule build_bruck(const AlltoallArgs& a) {
   const Deps done{plan.join(plan.all_steps())};
   for (int i = 1; i < n; ++i)
     plan.copy(slot(i, 1), out_block(wrap(r - i, n), b), done);
-  return plan.finish();
 }
+
+const AlgorithmTable<AlltoallArgs> kAlgorithms{
+    Collective::alltoall,
+    {
+        {{.name = "linear",
+          .doc = "every receive and send posted at once",
+          .cost = closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [DER]; (P-1)(a+mb) [DER]",
+                              cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                              })},
+         &linear},
+        {{.name = "pairwise",
+          .takes_posts = true,
+          .doc = "send to r+i, receive from r-i, at most posts= (or alltoall_posts) in flight",
+          .cost = closed_form(
+              "(P-1) u(m) + L",
+              "(P-1)(g(m) + L) [DER]: steps do not wait for each other; (p-1)a + nb [MPICH]",
+              cost::always, 0, false,
+              [](const CostCase& c, const PortModel& m) {
+                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+              })},
+         &pairwise},
+        {{.name = "bruck",
+          .doc = "ceil(log2 N) packed steps (small blocks)",
+          .cost = closed_form("sum_k (u(c_k m) + L), c_k = #{j in [1, P): bit k of j set}",
+                              "ceil(log2 P)(a + (P/2) m b) [DER]; lgp a + (n/2) lgp b [MPICH]",
+                              cost::power_of_two, 0.5, true,
+                              [](const CostCase& c, const PortModel& m) {
+                                double t = 0;
+                                for (int64_t bit = 1; bit < c.ranks; bit *= 2) {
+                                  double blocks = 0;
+                                  for (int64_t j = 1; j < c.ranks; ++j)
+                                    blocks += (j & bit) ? 1 : 0;
+                                  t += m.u(blocks * c.bytes) + m.lambda;
+                                }
+                                return t;
+                              })},
+         &bruck},
+        {shm::algorithm(), nullptr},
+    }};
 
 }  // namespace
 
@@ -194,25 +209,30 @@ uint32_t alltoall_posting_depth(int size, uint64_t peer_bytes, uint64_t total_by
                                total_bytes);
 }
 
-AlgorithmSpec choose_alltoall_auto(int size, size_t block_bytes) {
-  if (block_bytes <= kBruckUpTo && size >= kBruckFromRanks)
-    return parse_algorithm("alltoall", "bruck");
-  if (block_bytes < kLinearBelow) return parse_algorithm("alltoall", "linear");
-  return parse_algorithm("alltoall", "pairwise");
+uint32_t pairwise_depth(int size, uint32_t posts, const AlgorithmSpec& spec) {
+  const auto n = static_cast<uint32_t>(std::max(size, 1));
+  if (posts > 0) return std::min(posts, n);
+  if (const std::optional<uint32_t> setting = alltoall_posts_setting())
+    return std::min(*setting, n);
+  return spec.posts > 0 ? std::min(spec.posts, n) : n;
 }
 
-AlgorithmSpec resolve_alltoall(const AlgorithmSpec& spec, int size, size_t block_bytes) {
-  return spec.is_auto() ? choose_alltoall_auto(size, block_bytes) : spec;
+CallFacts facts(const AlltoallArgs& a) {
+  return CallFacts{.collective = Collective::alltoall,
+                   .ranks = a.size,
+                   .bytes = a.block_bytes,
+                   .total = a.block_bytes * static_cast<uint64_t>(a.size),
+                   .count = a.block_bytes};
 }
 
 sched::Schedule build_alltoall(const AlltoallArgs& a) {
   check_rank("alltoall", a.rank, a.size);
   check_spec("alltoall", a.algorithm);
-  const AlgorithmSpec spec = resolve_alltoall(a.algorithm, a.size, a.block_bytes);
-  if (spec.name == "linear") return build_linear(a);
-  if (spec.name == "pairwise") return build_pairwise(a);
-  if (spec.name == "bruck") return build_bruck(a);
-  throw Error(Errc::internal, fmt::format("alltoall: no builder for algorithm '{}'", spec.name));
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
+  Plan plan("alltoall " + spec.to_string());
+  if (a.block_bytes == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
+  return plan.finish();
 }
 
 }  // namespace grove::coll

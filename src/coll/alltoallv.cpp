@@ -7,64 +7,36 @@
 #include "coll/alltoall.hpp"
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
 
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms("alltoallv", {
-                                       {"pairwise", 0, 2, 1 << 20, false,
-                                        "send to r+i, receive from r-i, at most alltoall_posts "
-                                        "in flight",
-                                        ""},
-                                   });
-  return true;
-}();
-
 BlockLayout layout_of(const AlltoallvArgs& a, const std::vector<size_t>& counts,
                       const std::vector<size_t>& offsets, const char* what) {
   if (counts.size() != static_cast<size_t>(a.size)) {
     throw Error(Errc::invalid_argument,
-                fmt::format("alltoallv  {} {} counts for {} ranks", counts.size(), what, a.size));
+                fmt::format("alltoallv: {} {} counts for {} ranks", counts.size(), what, a.size));
   }
   if (offsets.empty()) return BlockLayout::packed(counts);
   if (offsets.size() != counts.size()) {
     throw Error(Errc::invalid_argument,
-                fmt::format("alltoallv  {} {} offsets for {} ranks", offsets.size(), what, a.size));
+                fmt::format("alltoallv: {} {} offsets for {} ranks", offsets.size(), what, a.size));
   }
   return BlockLayout{offsets, counts};
 }
 
-}  // namespace
-
-AlgorithmSpec resolve_alltoallv(const AlgorithmSpec& spec, int /*size*/) {
-  return spec.is_auto() ? parse_algorithm("alltoallv", "pairwise") : spec;
-}
-
-uint32_t alltoallv_posting_depth(const AlltoallvArgs& a) {
-  if (a.posts > 0) return std::min<uint32_t>(a.posts, static_cast<uint32_t>(a.size));
-  const uint64_t total = std::accumulate(a.send_counts.begin(), a.send_counts.end(), uint64_t{0});
-  return alltoall_posting_depth(a.size, total / static_cast<uint64_t>(a.size), total);
-}
-
-sched::Schedule build_alltoallv(const AlltoallvArgs& a) {
-  check_rank("alltoallv", a.rank, a.size);
-  check_spec("alltoallv", a.algorithm);
-  const AlgorithmSpec spec = resolve_alltoallv(a.algorithm, a.size);
-  if (spec.name != "pairwise")
-    throw Error(Errc::internal, fmt::format("alltoallv: no builder for algorithm '{}'", spec.name));
+void pairwise(Plan& plan, const AlltoallvArgs& a, const AlgorithmSpec& spec) {
   const BlockLayout send = layout_of(a, a.send_counts, a.send_offsets, "send");
   const BlockLayout recv = layout_of(a, a.recv_counts, a.recv_offsets, "receive");
   const auto self = static_cast<size_t>(a.rank);
   if (send.lengths[self] != recv.lengths[self]) {
     throw Error(Errc::invalid_argument,
-                fmt::format("alltoallv  rank {} sends itself {} bytes but expects {}", a.rank,
+                fmt::format("alltoallv: rank {} sends itself {} bytes but expects {}", a.rank,
                             send.lengths[self], recv.lengths[self]));
   }
-  const uint32_t depth = alltoallv_posting_depth(a);
-  Plan plan(fmt::format("alltoallv pairwise(posts={})", depth));
+  const uint32_t depth = pairwise_depth(a.size, a.posts, spec);
   plan.set_limits(depth, depth);
   plan.copy(input_region(send.offsets[self], send.lengths[self]),
             output_region(recv.offsets[self], recv.lengths[self]));
@@ -77,6 +49,39 @@ sched::Schedule build_alltoallv(const AlltoallvArgs& a) {
     if (send.lengths[to] > 0)
       plan.send(static_cast<int>(to), 0, input_region(send.offsets[to], send.lengths[to]));
   }
+}
+
+const AlgorithmTable<AlltoallvArgs> kAlgorithms{
+    Collective::alltoallv,
+    {
+        {{.name = "pairwise",
+          .takes_posts = true,
+          .doc = "send to r+i, receive from r-i, at most posts= (or alltoall_posts) in flight",
+          .cost = closed_form("(P-1) u(largest block) + L", "as alltoall pairwise", cost::never,
+                              0.05, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                              })},
+         &pairwise},
+    }};
+
+}  // namespace
+
+CallFacts facts(const AlltoallvArgs& a) {
+  const uint64_t total = std::accumulate(a.send_counts.begin(), a.send_counts.end(), uint64_t{0});
+  return CallFacts{.collective = Collective::alltoallv,
+                   .ranks = a.size,
+                   .bytes = a.size > 0 ? total / static_cast<uint64_t>(a.size) : 0,
+                   .total = total,
+                   .count = total};
+}
+
+sched::Schedule build_alltoallv(const AlltoallvArgs& a) {
+  check_rank("alltoallv", a.rank, a.size);
+  check_spec("alltoallv", a.algorithm);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
+  Plan plan("alltoallv " + spec.to_string());
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -6,7 +6,7 @@
 // fails or times out naming the pending step.
 //
 //   pairwise  step i = 1 .. N-1 sends to r+i and receives from r-i, with the
-//             posting depth of alltoall (MODELS.md §6); for the automatic
+//             posting depth of alltoall (docs/selection.md); for the automatic
 //             rule, total_bytes is this rank's whole send volume and
 //             peer_bytes its average per peer.
 //   auto      pairwise
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -33,9 +34,9 @@ struct AlltoallvArgs {
   uint32_t posts = 0;
 };
 
-AlgorithmSpec resolve_alltoallv(const AlgorithmSpec& spec, int size);
-// The depth pairwise runs with for these counts (see alltoall_posting_depth).
-uint32_t alltoallv_posting_depth(const AlltoallvArgs& args);
+// Selection's view: bytes = this rank's send bytes / N (the mean block), total = this rank's send
+// bytes.
+CallFacts facts(const AlltoallvArgs& args);
 
 // One rank's schedule. Throws grove::Error(invalid_argument) for bad
 // arguments (counts or offsets not one per rank, a rank sending itself

@@ -7,9 +7,11 @@
 //                  (mod size); ceil(log2 size) rounds
 //   knomial:K      fan-in to rank 0 up a k-nomial tree, then fan-out
 //   flat           every rank to rank 0, then rank 0 to every rank
-//   auto           choose_barrier_auto
+//   shm            the shared-memory engine (blocking calls only)
+//   auto           selection (coll/select.hpp)
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
@@ -20,10 +22,8 @@ struct BarrierArgs {
   AlgorithmSpec algorithm;  // "auto" is resolved
 };
 
-// Dissemination at every size: ceil(log2 p) rounds of one message each way
-// (MODELS.md §2), the fewest rounds of the three.
-AlgorithmSpec choose_barrier_auto(int size);
-AlgorithmSpec resolve_barrier(const AlgorithmSpec& spec, int size);
+// Selection's view: no bytes.
+CallFacts facts(const BarrierArgs& args);
 
 // One rank's schedule; size 1 gives an empty schedule. Throws
 // grove::Error(invalid_argument) for bad arguments.

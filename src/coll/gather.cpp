@@ -1,52 +1,83 @@
 #include "coll/gather.hpp"
 
-#include <fmt/format.h>
-
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
+#include "coll/shm/collectives.hpp"
 #include "coll/tree_steps.hpp"
-#include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
 
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms("gather",
-                      {
-                          {"flat", 0, 2, 1 << 20, false, "every rank sends to the root", ""},
-                          {"binomial", 0, 2, 1 << 20, false,
-                           "binomial tree, a subtree's blocks in one message", ""},
-                          {"kary", 4, 2, 1 << 20, false, "k-ary heap tree (kary:K)", "kary:4"},
-                      });
-  return true;
-}();
-
-topo::Tree tree_of(const AlgorithmSpec& spec, int size, int root) {
-  if (spec.name == "flat") return topo::make_tree(topo::Shape::flat, size, root);
-  if (spec.name == "binomial") return topo::make_tree(topo::Shape::binomial, size, root);
-  if (spec.name == "kary") return topo::make_tree(topo::Shape::kary, size, root, spec.radix);
-  throw Error(Errc::internal, fmt::format("gather: no builder for algorithm '{}'", spec.name));
+// Every block up the tree's edges to the root (tree_steps.hpp).
+void up_tree(Plan& plan, const GatherArgs& a, topo::Shape shape, int radix = 0) {
+  tree_gather(plan, topo::make_tree(shape, a.size, a.root, radix), a.rank,
+              BlockLayout::uniform(a.size, a.block_bytes), input_region(0, a.block_bytes), 0);
 }
+
+const AlgorithmTable<GatherArgs> kAlgorithms{
+    Collective::gather,
+    {
+        {{.name = "flat",
+          .doc = "every rank sends to the root",
+          .cost = closed_form("u(m) + L + (P-2) w(m)",
+                              "(P-1)(a+mb) [SEC]: there the receiver pays a per message",
+                              cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return m.u(c.bytes) + m.lambda + (c.ranks - 2) * m.w(c.bytes);
+                              })},
+         [](Plan& p, const GatherArgs& a, const AlgorithmSpec&) {
+           up_tree(p, a, topo::Shape::flat);
+         }},
+        {{.name = "binomial",
+          .doc = "binomial tree, a subtree's blocks in one message",
+          .cost = closed_form("sum_{i<log2 P} (u(2^i m) + L)", "lgp a + n(p-1)/p b [MPICH]",
+                              cost::power_of_two, 1.0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return cost::sum_doubling(cost::ceil_log(c.ranks, 2), c.bytes, m);
+                              })},
+         [](Plan& p, const GatherArgs& a, const AlgorithmSpec&) {
+           up_tree(p, a, topo::Shape::binomial);
+         }},
+        {{.name = "kary",
+          .default_radix = 4,
+          .doc = "k-ary heap tree (kary:K)",
+          .example = "kary:4",
+          .cost = closed_form(
+              "sum over levels (u(S m) + L + (c-1) w(S m)), S = a child's subtree, c = min(k, "
+              "P-1)",
+              "none",
+              [](const CostCase& c) {
+                return cost::full_kary(c.ranks, cost::radix_of(c)) ||
+                       c.ranks <= cost::radix_of(c) + 1;
+              },
+              4.0, false,
+              [](const CostCase& c, const PortModel& m) {
+                return cost::kary_gather(c.ranks, cost::radix_of(c), c.bytes, m);
+              })},
+         [](Plan& p, const GatherArgs& a, const AlgorithmSpec& spec) {
+           up_tree(p, a, topo::Shape::kary, spec.radix);
+         }},
+        {shm::algorithm(), nullptr},
+    }};
 
 }  // namespace
 
-AlgorithmSpec choose_gather_auto(int /*size*/, size_t /*block_bytes*/) {
-  return parse_algorithm("gather", "binomial");
-}
-
-AlgorithmSpec resolve_gather(const AlgorithmSpec& spec, int size, size_t block_bytes) {
-  return spec.is_auto() ? choose_gather_auto(size, block_bytes) : spec;
+CallFacts facts(const GatherArgs& a) {
+  return CallFacts{.collective = Collective::gather,
+                   .ranks = a.size,
+                   .bytes = a.block_bytes,
+                   .total = a.block_bytes * static_cast<uint64_t>(a.size),
+                   .count = a.block_bytes};
 }
 
 sched::Schedule build_gather(const GatherArgs& a) {
   check_root("gather", a.rank, a.size, a.root);
   check_spec("gather", a.algorithm);
-  const AlgorithmSpec spec = resolve_gather(a.algorithm, a.size, a.block_bytes);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("gather " + spec.to_string());
   if (a.block_bytes == 0) return plan.finish();
-  tree_gather(plan, tree_of(spec, a.size, a.root), a.rank,
-              BlockLayout::uniform(a.size, a.block_bytes), input_region(0, a.block_bytes), 0);
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

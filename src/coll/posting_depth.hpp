@@ -1,8 +1,8 @@
 #pragma once
 // The posting depth P of the pairwise alltoall: at most P sends, and
-// independently at most P receives, incomplete at any time (MODELS.md §6,
-// seed 002_21dc0a506587c4c6.txt). An explicit setting is authoritative;
-// `auto` applies the seed's rule.
+// independently at most P receives, incomplete at any time (docs/selection.md).
+// An explicit setting is authoritative; `auto` applies the rule, held as the
+// pairwise rows of the selection tables.
 
 #include <cstdint>
 #include <optional>
@@ -10,7 +10,8 @@
 
 namespace grove::coll {
 
-// The automatic rule, exactly as the seed states it (boundaries inclusive):
+// The automatic rule, as the built-in table's pairwise rows give it
+// (boundaries inclusive; the rows' first match, or a tuning file's):
 //
 //   if total_bytes <= 66000 or N <= 8:  P = N
 //   else if peer_bytes <= 64 KiB:       P = min(N, 32)

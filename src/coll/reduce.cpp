@@ -6,25 +6,13 @@
 
 #include "coll/checks.hpp"
 #include "coll/halving_steps.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
+#include "coll/shm/collectives.hpp"
 #include "grove/error.hpp"
 #include "topo/tree.hpp"
 
 namespace grove::coll {
 namespace {
-
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms("reduce",
-                      {
-                          {"binomial", 0, 2, 1 << 20, false, "binomial tree to the root", ""},
-                          {"rabenseifner", 0, 2, 1 << 20, false,
-                           "reduce-scatter by recursive halving, then binomial gather", ""},
-                      });
-  return true;
-}();
-
-// MODELS.md §2: binomial if n <= 2048 B or count < pof2.
-constexpr size_t kShortBytes = 2048;
 
 // The root's contribution and where every rank accumulates.
 struct Start {
@@ -94,35 +82,59 @@ void build_rabenseifner(Plan& plan, const ReduceArgs& a, size_t bytes) {
   binomial_gather(plan, fold, ranks, v, chunks, s.acc, 1 + fold.steps, halved.done, halved.sends);
 }
 
+const AlgorithmTable<ReduceArgs> kAlgorithms{
+    Collective::reduce,
+    {
+        {{.name = "binomial",
+          .doc = "binomial tree to the root",
+          .cost =
+              closed_form("floor(log2 P) (u(n) + L), other P + w(n): the most hops to the root; "
+                          "children arrive apart at powers of two",
+                          "lgp(a + nb + ng) [MPICH]", cost::power_of_two, 0.3, true,
+                          [](const CostCase& c, const PortModel& m) {
+                            // Other P: two children can arrive together; one waits w(n).
+                            const double queue = cost::is_power(c.ranks, 2) ? 0 : m.w(c.bytes);
+                            return cost::floor_log2(c.ranks) * (m.u(c.bytes) + m.lambda) + queue;
+                          })},
+         [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
+           build_binomial(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {{.name = "rabenseifner",
+          .doc = "reduce-scatter by recursive halving, then binomial gather",
+          .cost = closed_form(
+              "2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + (u(n) + L) for the fold",
+              "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", cost::even_split, 0.3, true,
+              [](const CostCase& c, const PortModel& m) {
+                const int p2 = 1 << cost::floor_log2(c.ranks);
+                const double fold = p2 == c.ranks ? 0 : m.u(c.bytes) + m.lambda;
+                return fold + 2 * cost::halving(p2, c.bytes, m);
+              })},
+         [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
+           build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {shm::algorithm(), nullptr},
+    }};
+
 }  // namespace
 
-AlgorithmSpec choose_reduce_auto(int size, size_t count, Datatype dtype) {
-  const Fold fold(size);
-  if (count * datatype_size(dtype) <= kShortBytes || count < static_cast<size_t>(fold.p2))
-    return parse_algorithm("reduce", "binomial");
-  return parse_algorithm("reduce", "rabenseifner");
-}
-
-AlgorithmSpec resolve_reduce(const AlgorithmSpec& spec, int size, size_t count, Datatype dtype) {
-  return spec.is_auto() ? choose_reduce_auto(size, count, dtype) : spec;
+CallFacts facts(const ReduceArgs& a) {
+  const uint64_t bytes = a.count * datatype_size(a.dtype);
+  return CallFacts{.collective = Collective::reduce,
+                   .ranks = a.size,
+                   .bytes = bytes,
+                   .total = bytes,
+                   .count = a.count};
 }
 
 sched::Schedule build_reduce(const ReduceArgs& a) {
   check_root("reduce", a.rank, a.size, a.root);
   check_spec("reduce", a.algorithm);
   check_reduction("reduce", a.dtype, a.op);
-  const AlgorithmSpec spec = resolve_reduce(a.algorithm, a.size, a.count, a.dtype);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("reduce " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
-  const size_t bytes = a.count * datatype_size(a.dtype);
-  if (bytes == 0) return plan.finish();
-  if (spec.name == "binomial") {
-    build_binomial(plan, a, bytes);
-  } else if (spec.name == "rabenseifner") {
-    build_rabenseifner(plan, a, bytes);
-  } else {
-    throw Error(Errc::internal, fmt::format("reduce: no builder for algorithm '{}'", spec.name));
-  }
+  if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

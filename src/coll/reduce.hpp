@@ -2,7 +2,7 @@
 // Reduce: the root's output ends with op over every rank's input, count
 // elements of dtype; other ranks' outputs are not used.
 //
-// Algorithms (names as in `reduce_algorithm`; costs in MODELS.md §2):
+// Algorithms (names as in `reduce_algorithm`; costs in docs/models.md):
 //   binomial     binomial tree toward the root; a rank folds in its children
 //                nearest first: acc(v) = ((x(v) ⊕ acc(v+1)) ⊕ acc(v+2)) ⊕
 //                acc(v+4) ... over relative ranks v (lgp(α+nβ+nγ))
@@ -10,7 +10,8 @@
 //                of the chunks to the root (coll/halving_steps.hpp gives the
 //                grouping); non-powers of two fold ranks in pairs first,
 //                relative to the root so that the root always takes part
-//   auto         choose_reduce_auto
+//   shm       the shared-memory engine (blocking calls only)
+//   auto      selection (coll/select.hpp)
 //
 // In place: the root's own contribution is already in its output (the input
 // is not used there).
@@ -18,6 +19,7 @@
 #include <cstddef>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "grove/types.hpp"
 #include "sched/schedule.hpp"
 
@@ -34,11 +36,8 @@ struct ReduceArgs {
   AlgorithmSpec algorithm;
 };
 
-// MPICH's rule (MODELS.md §2): binomial if the vector is at most 2048 bytes
-// or has fewer elements than the largest power of two <= size, else
-// rabenseifner.
-AlgorithmSpec choose_reduce_auto(int size, size_t count, Datatype dtype);
-AlgorithmSpec resolve_reduce(const AlgorithmSpec& spec, int size, size_t count, Datatype dtype);
+// Selection's view: bytes = total = the vector, count = its elements.
+CallFacts facts(const ReduceArgs& args);
 
 // One rank's schedule; 0 elements give an empty schedule. Throws
 // grove::Error(invalid_argument) for bad arguments.

@@ -4,23 +4,11 @@
 
 #include "coll/checks.hpp"
 #include "coll/halving_steps.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
-
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "reduce_scatter",
-      {
-          {"ring", 0, 2, 1 << 20, false, "N-1 steps around the ring", ""},
-          {"recursive_halving", 0, 2, 1 << 20, false, "log2 steps halving the block range", ""},
-      });
-  return true;
-}();
-
-constexpr size_t kLongBytes = 524288;  // MODELS.md §2
 
 void build_ring(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   const int n = a.size;
@@ -91,36 +79,58 @@ void build_recursive_halving(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   }
 }
 
+const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
+    Collective::reduce_scatter,
+    {
+        {{.name = "ring",
+          .doc = "N-1 steps around the ring",
+          .cost = closed_form("(P-1) (u(m) + L), m = one block",
+                              "(p-1)a + n(p-1)/p (b+g) [MPICH, pairwise]", cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                              })},
+         [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {
+           build_ring(p, a, a.count * datatype_size(a.dtype));
+         }},
+        {{.name = "recursive_halving",
+          .doc = "log2 steps halving the block range",
+          .cost = closed_form(
+              "sum_{i=1}^{log2 P} (u(ceil(P / 2^i) m) + L); other P: + (u(P m) + L) to fold and "
+              "(u(m) + L) to hand a block back",
+              "lgp a + n(p-1)/p (b+g) [MPICH]", cost::power_of_two, 0.4, true,
+              [](const CostCase& c, const PortModel& m) {
+                const int p2 = 1 << cost::floor_log2(c.ranks);
+                double t = 0;
+                for (int64_t part = 2; part <= p2; part *= 2)
+                  t += m.u(std::ceil(static_cast<double>(c.ranks) / part) * c.bytes) + m.lambda;
+                if (p2 != c.ranks) t += m.u(c.ranks * c.bytes) + m.u(c.bytes) + 2 * m.lambda;
+                return t;
+              })},
+         [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {
+           build_recursive_halving(p, a, a.count * datatype_size(a.dtype));
+         }},
+    }};
+
 }  // namespace
 
-AlgorithmSpec choose_reduce_scatter_auto(int size, size_t count, Datatype dtype) {
-  if (count * datatype_size(dtype) * static_cast<size_t>(size) < kLongBytes)
-    return parse_algorithm("reduce_scatter", "recursive_halving");
-  return parse_algorithm("reduce_scatter", "ring");
-}
-
-AlgorithmSpec resolve_reduce_scatter(const AlgorithmSpec& spec, int size, size_t count,
-                                     Datatype dtype) {
-  return spec.is_auto() ? choose_reduce_scatter_auto(size, count, dtype) : spec;
+CallFacts facts(const ReduceScatterArgs& a) {
+  const uint64_t block = a.count * datatype_size(a.dtype);
+  return CallFacts{.collective = Collective::reduce_scatter,
+                   .ranks = a.size,
+                   .bytes = block,
+                   .total = block * static_cast<uint64_t>(a.size),
+                   .count = a.count};
 }
 
 sched::Schedule build_reduce_scatter(const ReduceScatterArgs& a) {
   check_rank("reduce_scatter", a.rank, a.size);
   check_spec("reduce_scatter", a.algorithm);
   check_reduction("reduce_scatter", a.dtype, a.op);
-  const AlgorithmSpec spec = resolve_reduce_scatter(a.algorithm, a.size, a.count, a.dtype);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("reduce_scatter " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
-  const size_t b = a.count * datatype_size(a.dtype);
-  if (b == 0) return plan.finish();
-  if (spec.name == "ring") {
-    build_ring(plan, a, b);
-  } else if (spec.name == "recursive_halving") {
-    build_recursive_halving(plan, a, b);
-  } else {
-    throw Error(Errc::internal,
-                fmt::format("reduce_scatter: no builder for algorithm '{}'", spec.name));
-  }
+  if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

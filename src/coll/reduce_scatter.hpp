@@ -2,18 +2,19 @@
 // Reduce-scatter with equal blocks: every rank's input holds N blocks of
 // count elements; rank i's output ends with op over every rank's block i.
 //
-// Algorithms (names as in `reduce_scatter_algorithm`; MODELS.md §2):
+// Algorithms (names as in `reduce_scatter_algorithm`; costs in docs/models.md):
 //   ring               N-1 steps around the ring; block c is folded from rank
 //                      c + 1 onward: ((x(c+1) ⊕ x(c+2)) ⊕ ...) ⊕ x(c)
 //   recursive_halving  log2 steps halving the block range with v ^ mask,
 //                      highest mask first (coll/halving_steps.hpp); for
 //                      non-powers of two ranks fold in pairs first and the
 //                      even rank of a pair hands the odd one its block
-//   auto               choose_reduce_scatter_auto
+//   auto      selection (coll/select.hpp)
 
 #include <cstddef>
 
 #include "coll/algorithm.hpp"
+#include "coll/select.hpp"
 #include "grove/types.hpp"
 #include "sched/schedule.hpp"
 
@@ -28,12 +29,8 @@ struct ReduceScatterArgs {
   AlgorithmSpec algorithm;
 };
 
-// MPICH's rule for commutative operations (MODELS.md §2): recursive_halving
-// below 512 KiB in total (N blocks), else the ring (MPICH uses pairwise
-// there; the ring has the same volume, (p-1)/p n, and cost (p-1)α).
-AlgorithmSpec choose_reduce_scatter_auto(int size, size_t count, Datatype dtype);
-AlgorithmSpec resolve_reduce_scatter(const AlgorithmSpec& spec, int size, size_t count,
-                                     Datatype dtype);
+// Selection's view: bytes = one block, total = all N blocks, count = a block's elements.
+CallFacts facts(const ReduceScatterArgs& args);
 
 sched::Schedule build_reduce_scatter(const ReduceScatterArgs& args);
 

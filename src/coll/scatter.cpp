@@ -1,61 +1,72 @@
 #include "coll/scatter.hpp"
 
-#include <fmt/format.h>
-
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
-#include "coll/plan.hpp"
+#include "coll/registry.hpp"
+#include "coll/shm/collectives.hpp"
 #include "coll/tree_steps.hpp"
-#include "grove/error.hpp"
 
 namespace grove::coll {
 namespace {
 
-[[maybe_unused]] const bool registered = [] {
-  register_algorithms(
-      "scatter",
-      {
-          {"flat", 0, 2, 1 << 20, false, "the root sends every block directly", ""},
-          {"binomial", 0, 2, 1 << 20, false,
-           "binomial tree, a subtree's blocks in one message (seed 001)", ""},
-          {"chain", 0, 2, 1 << 20, false, "each rank keeps its block and forwards the rest", ""},
-      });
-  return true;
-}();
-
-topo::Shape shape_of(const std::string& name) {
-  if (name == "flat") return topo::Shape::flat;
-  if (name == "binomial") return topo::Shape::binomial;
-  if (name == "chain") return topo::Shape::chain;
-  throw Error(Errc::internal, fmt::format("scatter: no builder for algorithm '{}'", name));
+// Every block down the tree's edges from the root (tree_steps.hpp).
+template <topo::Shape kShape>
+void down_tree(Plan& plan, const ScatterArgs& a, const AlgorithmSpec&) {
+  tree_scatter(plan, topo::make_tree(kShape, a.size, a.root), a.rank,
+               BlockLayout::uniform(a.size, a.block_bytes), Buffer::input,
+               output_region(0, a.block_bytes), 0);
 }
+
+const AlgorithmTable<ScatterArgs> kAlgorithms{
+    Collective::scatter,
+    {
+        {{.name = "flat",
+          .doc = "the root sends every block directly",
+          .cost = closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [REC]", cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                              })},
+         &down_tree<topo::Shape::flat>},
+        {{.name = "binomial",
+          .doc = "binomial tree, a subtree's blocks in one message",
+          .cost =
+              closed_form("sum_{i<log2 P} u(2^i m) + log2(P) L",
+                          "sum_j g(2^j m) + ceil(log2 P)L [REC]", cost::power_of_two, 1.0, false,
+                          [](const CostCase& c, const PortModel& m) {
+                            return cost::sum_doubling(cost::ceil_log(c.ranks, 2), c.bytes, m);
+                          })},
+         &down_tree<topo::Shape::binomial>},
+        {{.name = "chain",
+          .doc = "each rank keeps its block and forwards the rest",
+          .cost = closed_form("sum_{j=1}^{P-1} (u(j m) + L)", "sum_j g(j m) + (P-1)L [REC]",
+                              cost::always, 0, false,
+                              [](const CostCase& c, const PortModel& m) {
+                                double t = 0;
+                                for (int j = 1; j < c.ranks; ++j)
+                                  t += m.u(j * c.bytes) + m.lambda;
+                                return t;
+                              })},
+         &down_tree<topo::Shape::chain>},
+        {shm::algorithm(), nullptr},
+    }};
 
 }  // namespace
 
-// Open MPI's fixed rule (coll/tuned): the binomial tree only for more than
-// 10 ranks and blocks under 300 B, where its fewer messages pay; otherwise
-// the root sends every block itself. Measured here at 8 ranks on 2 cores
-// (`grove bench --coll scatter --algo all`, 2026-11-29): flat 35 / 80 / 416
-// us against binomial 69 / 256 / 1045 us for 64 KiB / 256 KiB / 1 MiB
-// blocks; the binomial tree moves each block up to log2 N times.
-AlgorithmSpec choose_scatter_auto(int size, size_t block_bytes) {
-  const bool binomial = size > 10 && block_bytes < 300;
-  return parse_algorithm("scatter", binomial ? "binomial" : "flat");
-}
-
-AlgorithmSpec resolve_scatter(const AlgorithmSpec& spec, int size, size_t block_bytes) {
-  return spec.is_auto() ? choose_scatter_auto(size, block_bytes) : spec;
+CallFacts facts(const ScatterArgs& a) {
+  return CallFacts{.collective = Collective::scatter,
+                   .ranks = a.size,
+                   .bytes = a.block_bytes,
+                   .total = a.block_bytes * static_cast<uint64_t>(a.size),
+                   .count = a.block_bytes};
 }
 
 sched::Schedule build_scatter(const ScatterArgs& a) {
   check_root("scatter", a.rank, a.size, a.root);
   check_spec("scatter", a.algorithm);
-  const AlgorithmSpec spec = resolve_scatter(a.algorithm, a.size, a.block_bytes);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("scatter " + spec.to_string());
   if (a.block_bytes == 0) return plan.finish();
-  const topo::Tree tree = topo::make_tree(shape_of(spec.name), a.size, a.root);
-  tree_scatter(plan, tree, a.rank, BlockLayout::uniform(a.size, a.block_bytes), Buffer::input,
-               output_region(0, a.block_bytes), 0);
+  kAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

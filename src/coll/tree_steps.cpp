@@ -197,10 +197,13 @@ Deps tree_scatter(Plan& plan, const topo::Tree& tree, int rank, const BlockLayou
   return added;
 }
 
-Deps tree_bcast(Plan& plan, const topo::Tree& tree, int rank, Region region, int channel,
-                const Deps& after) {
+namespace {
+
+// Down the tree: a receive from the parent, then a send to each child in the
+// tree's serving order, each after the receive (and `after`).
+Deps down(Plan& plan, const topo::Tree& tree, int rank, Region region, int channel,
+          const Deps& after) {
   Deps added;
-  if (region.length == 0) return added;
   const int parent = topo::parent(tree, rank);
   Deps have = after;
   if (parent >= 0) {
@@ -211,6 +214,27 @@ Deps tree_bcast(Plan& plan, const topo::Tree& tree, int rank, Region region, int
   for (int child : topo::children(tree, rank))
     added.add(plan.send(child, channel, region, have));
   return added;
+}
+
+}  // namespace
+
+Deps tree_bcast(Plan& plan, const topo::Tree& tree, int rank, Region region, int channel,
+                const Deps& after) {
+  if (region.length == 0) return {};
+  return down(plan, tree, rank, region, channel, after);
+}
+
+Deps tree_fan_in(Plan& plan, const topo::Tree& tree, int rank, int channel) {
+  Deps arrived;
+  for (int child : topo::children(tree, rank))
+    arrived.add(plan.recv(child, channel, output_region(0, 0)));
+  const int parent = topo::parent(tree, rank);
+  if (parent < 0) return arrived;
+  return Deps{plan.send(parent, channel, output_region(0, 0), arrived)};
+}
+
+Deps tree_fan_out(Plan& plan, const topo::Tree& tree, int rank, int channel, const Deps& after) {
+  return down(plan, tree, rank, output_region(0, 0), channel, after);
 }
 
 }  // namespace grove::coll

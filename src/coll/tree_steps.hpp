@@ -1,8 +1,8 @@
 #pragma once
-// Gather, scatter and broadcast along any topo::Tree, as steps added to a
-// Plan. The collectives that move one block per rank up or down a tree
-// (scatter, gather, the two phases of allgather's gather_bcast) are these
-// three functions with different trees.
+// Gather, scatter and broadcast (and a barrier's fan-in and fan-out) along
+// any topo::Tree, as steps added to a Plan. The collectives that move one block per rank up or down
+// a tree (scatter, gather, the two phases of allgather's gather_bcast) are these three functions
+// with different trees.
 //
 // Packing. A rank that relays exchanges its whole subtree's blocks with its
 // parent in one message, packed in subtree order: the preorder walk of the
@@ -33,8 +33,17 @@ Deps tree_gather(Plan& plan, const topo::Tree& tree, int rank, const BlockLayout
 Deps tree_scatter(Plan& plan, const topo::Tree& tree, int rank, const BlockLayout& layout,
                   Buffer source, Region own, int channel, const Deps& after = {});
 
-// `region` (the same length on every rank) goes from the root to all.
+// `region` (the same length on every rank) goes from the root to all: a
+// receive from the parent, then a send to each child in the tree's serving
+// order. Nothing for an empty region.
 Deps tree_bcast(Plan& plan, const topo::Tree& tree, int rank, Region region, int channel,
                 const Deps& after = {});
+
+// A barrier's two halves, in empty messages. Fan-in: a receive from every
+// child, then a send to the parent after all of them; returns the send (the
+// root: the receives). Fan-out: tree_bcast of nothing, after `after`.
+Deps tree_fan_in(Plan& plan, const topo::Tree& tree, int rank, int channel);
+Deps tree_fan_out(Plan& plan, const topo::Tree& tree, int rank, int channel,
+                  const Deps& after = {});
 
 }  // namespace grove::coll

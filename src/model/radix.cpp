@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/cost_terms.hpp"
 #include "grove/error.hpp"
 
 namespace grove::model {
@@ -21,15 +22,7 @@ int seed_depth(int n, int r) {
 }
 
 int kary_height(int n, int r) {
-  if (r < 1) throw Error(Errc::invalid_argument, fmt::format("k-ary radix {}", r));
-  int height = 0;
-  int64_t level = 1, total = 1;
-  while (total < n) {
-    level *= r;
-    total += level;
-    ++height;
-  }
-  return height;
+  return coll::cost::kary_height(n, r);
 }
 
 double seed_release_us(int n, int r, double bytes, const ReleaseParams& p) {

@@ -1,6 +1,6 @@
 #pragma once
-// The release-radix model of seed 000 (section 8.7.2.10, question 2;
-// MODELS.md §5), its optimiser, and a pipelined counterpart [DER].
+// The release-radix model (docs/release-radix.md), its optimiser, and a
+// pipelined counterpart [DER].
 //
 // N ranks, M bytes, alpha a hop's latency, c the software cost of one
 // forwarded copy, t worker threads sharing that cost, B one link's
@@ -29,12 +29,12 @@ int seed_depth(int n, int r);
 // The height of a k-ary heap tree of n ranks: ceil(log_r((r-1) n + 1)) - 1.
 int kary_height(int n, int r);
 
-// The seed's formula.
+// The model's formula, T(r) (docs/release-radix.md).
 double seed_release_us(int n, int r, double bytes, const ReleaseParams& p);
 
 // The pipelined release [DER]: S = ceil(M / s) segments of s bytes down a
 // k-ary tree of height d. The first segment pays the store-and-forward cost
-// of the seed's formula for one segment; each further one adds the per-node
+// of the model's formula for one segment; each further one adds the per-node
 // bottleneck of one segment, the larger of its software and wire costs:
 //   T = d * (alpha + ceil(r/t) c + r s/B) + (S - 1) * max(ceil(r/t) c, r s/B)
 double pipelined_release_us(int n, int r, double bytes, double segment, const ReleaseParams& p);

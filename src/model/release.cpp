@@ -31,7 +31,7 @@ ReleaseShape parse_release(std::string_view text) {
   const coll::AlgorithmSpec spec = coll::parse_algorithm("bcast", tree);
   if (spec.name != "kary" && spec.name != "binary")
     throw Error(Errc::invalid_argument,
-                fmt::format("release '{}': the release tree is kary:R (seed 000)", text));
+                fmt::format("release '{}': the release tree is kary:R (docs/fence.md)", text));
   shape.radix = spec.name == "binary" ? 2 : spec.radix;
   return shape;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The release of seed 000's fence as a broadcast over a k-ary tree, store
+// The release of the fence (docs/fence.md) as a broadcast over a k-ary tree, store
 // and forward ("kary:R": the bcast collective's own kary builder) or
 // pipelined in segments ("kary:R,seg=S": each segment is forwarded to the
 // children as soon as it has arrived). `grove model radix` simulates these.

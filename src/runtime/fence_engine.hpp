@@ -1,6 +1,6 @@
 #pragma once
-// The reliable two-tree fence of one communicator on one rank (seed 000
-// §8.7.2, issue 6). A fence is an allgather of variable-size blobs:
+// The reliable two-tree fence of one communicator on one rank (docs/fence.md). A fence is an
+// allgather of variable-size blobs:
 //
 // Rollup (routing tree, k-ary at rollup_radix over the living ranks): a rank
 // sends its parent every contribution of its subtree once it holds them
@@ -19,7 +19,7 @@
 // learned), from launcher notices and from the root's relay: a rank whose
 // view grows sends its view to its routing children, so the view spreads
 // from the root down the routing tree; every rank adopts any newer view.
-// Every message carries the sender's version (lesson 5).
+// Every message carries the sender's version (docs/fence.md, lesson 5).
 //
 // A root that departs mid-release: a rank holding a result whose origin
 // departed carries it up the routing tree (release_up); the new root adopts

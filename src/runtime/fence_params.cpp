@@ -19,7 +19,7 @@ const params::BoolParam low_radix_release_param{
     "low_radix_release", true,
     "fence: the release leaves the routing tree for the derived release tree at release_radix; "
     "off: every release travels the routing tree and none of the derived-tree machinery runs "
-    "(seed 000 8.7.2.7)"};
+    "(docs/fence.md)"};
 const params::IntParam fence_release_delay_ms{
     "fence_release_delay_ms", 0, 0, 3600000,
     "fence: a non-root relay holds its first release forward this long (after delivering "
@@ -33,10 +33,12 @@ const params::BoolParam fence_timing_param{
   coll::register_algorithms(
       "fence",
       {
-          {"routing", 0, 2, 1 << 20, false,
-           "rollup and release both on the routing tree (rollup_radix); low_radix_release off", ""},
-          {"release", 4, 2, 1 << 20, false,
-           "rollup on the routing tree, release on the derived release tree at radix K", ""},
+          {.name = "routing",
+           .doc = "rollup and release both on the routing tree (rollup_radix); "
+                  "low_radix_release off"},
+          {.name = "release",
+           .default_radix = 4,
+           .doc = "rollup on the routing tree, release on the derived release tree at radix K"},
       });
   return true;
 }();

@@ -1,7 +1,7 @@
 #pragma once
 // Reliable delivery of a payload from the root to every living rank down one
 // topology: ONE mechanism, parameterised by the topology it asks for
-// children (seed 000 §8.7.2.3-4). The fence runs it on the derived release
+// children (docs/fence.md). The fence runs it on the derived release
 // tree, or on the routing tree when low_radix_release is off; the code path
 // is the same, only the tree it asks differs.
 //
@@ -22,7 +22,7 @@
 //   addressed by a rank it does not call its parent takes the payload,
 //   delivers it locally and parks the operation (no forward, no ack, nothing
 //   derived) until its own view reaches that version. Traffic from the
-//   parent is never parked. "Parent" here is the ROUTING tree's (lesson 2:
+//   parent is never parked. "Parent" here is the ROUTING tree's (docs/fence.md, lesson 2:
 //   that question is asked only of the routing tree, never of the derived
 //   release tree).
 // - A payload received twice is a duplicate, "not involved": never an error;
@@ -78,10 +78,10 @@ struct ReliableStats {
   uint64_t forwards = 0;    // payload sends on a first forward
   uint64_t replays = 0;     // payload sends on a restart
   uint64_t duplicates = 0;  // payloads received while already held
-  uint64_t parked = 0;      // operations parked (lesson 5)
+  uint64_t parked = 0;      // operations parked (docs/fence.md, lesson 5)
   uint64_t acks_sent = 0;
   uint64_t stale_acks = 0;    // acks from an older view or a non-child: not counted
-  uint64_t stray_acks = 0;    // acks for an operation not held (lesson 3: harmless)
+  uint64_t stray_acks = 0;    // acks for an operation not held (docs/fence.md, lesson 3: harmless)
   uint64_t retired_acks = 0;  // acks sent for a retired operation
 };
 

@@ -10,7 +10,7 @@
 // A member's POSITION is its index in that list; position p's parent is
 // position (p - 1) / k and its children are positions k*p + 1 .. k*p + k.
 //
-// Invariant (lesson 1 of seed 000): parent and children are both read from
+// Invariant (docs/fence.md, lesson 1): parent and children are both read from
 // the position a rank actually occupies under this view, never one rule for
 // parents (walking up past dead ancestors) and another for children
 // (replacing a dead child in place). Two rules disagree under a failure and

@@ -1,5 +1,5 @@
 // Multi-process driver for scatter, gather, allgather(v), alltoall(v),
-// reduce, allreduce and reduce-scatter (issue 3), run inside one job by
+// reduce, allreduce and reduce-scatter, run inside one job by
 // `grove run -n N` (tests/mp/tests.cmake):
 //
 //   - the correctness matrix: every collective x every algorithm x sizes 0,

@@ -183,7 +183,7 @@ add_test(NAME coll.mismatch_named
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_mismatch>)
 set_tests_properties(coll.mismatch_named PROPERTIES TIMEOUT 60)
 
-# ---- the reliable fence (issue 6) ----
+# ---- the reliable fence ----
 # Failure-free: variable blobs, overlapped ifences, a barrier-like fence.
 foreach(n 1 2 5 8 16)
   add_test(NAME fence.basic.n${n}
@@ -228,3 +228,8 @@ foreach(n 1 2 4)
                        PASS_REGULAR_EXPRESSION "call_cost ok: ${n} ranks"
                        FAIL_REGULAR_EXPRESSION "check failed")
 endforeach()
+
+# ---- documentation generated from the code ----
+add_test(NAME docs.readme_algorithms
+         COMMAND ${CMAKE_SOURCE_DIR}/scripts/readme-algorithms.sh ${GROVE_TOOL} --check)
+set_tests_properties(docs.readme_algorithms PROPERTIES TIMEOUT 30)

@@ -1,7 +1,7 @@
 #pragma once
 // The fence on the deterministic simulator (src/transport/sim/): one run of
 // a few fences on N simulated ranks with failures at chosen virtual times,
-// the checks a fault campaign needs, and the campaign itself (issue 6):
+// the checks a fault campaign needs, and the campaign itself (docs/fence.md):
 //
 // - every single relay killed at every message step of a fence: a
 //   failure-free run records the virtual time of every fence message; each

@@ -27,7 +27,7 @@ bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byt
   std::memcpy(group->own_slot(operands), input, bytes);
   group->publish(operands, signature);
 
-  if (bytes >= kSplitReductionBytes) {
+  if (bytes >= split_reduction_bytes()) {
     const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
     gather_chunks(*group, results, signature, bytes, type, recv.data());
     return true;

@@ -15,11 +15,16 @@
 #include <cstddef>
 #include <span>
 
+#include "coll/algorithm.hpp"
 #include "grove/types.hpp"
 
 namespace grove::shm {
 
 class Group;
+
+// The registry entry of the engine, algorithm `shm` of every collective it
+// serves: no schedule (blocking calls only) and no closed-form cost.
+coll::AlgorithmInfo algorithm();
 
 bool barrier(Group* group);
 bool bcast(Group* group, std::span<std::byte> buffer, int root);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/shm/collectives.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "sched/wait.hpp"
@@ -56,6 +57,15 @@ size_t control_bytes(int members) {
 }
 
 }  // namespace
+
+coll::AlgorithmInfo algorithm() {
+  return coll::AlgorithmInfo{
+      .name = "shm",
+      .doc =
+          "through the communicator's shared-memory segment: blocking calls whose message "
+          "fits shm_max_bytes and the slots (docs/shm.md)",
+      .schedule = false};
+}
 
 uint64_t CallSignature::pack() const {
   const auto c = static_cast<uint64_t>(collective) & 0xf;

@@ -44,7 +44,7 @@ bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> 
   const uint64_t operands = group->begin();
   const bool at_root = group->rank() == root;
 
-  if (bytes >= kSplitReductionBytes) {
+  if (bytes >= split_reduction_bytes()) {
     group->await_slot_free(operands, signature);
     std::memcpy(group->own_slot(operands), send.data(), bytes);
     group->publish(operands, signature);

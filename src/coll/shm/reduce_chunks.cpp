@@ -1,11 +1,25 @@
 #include "coll/shm/reduce_chunks.hpp"
 
+#include "core/params.hpp"
+
 #include <cstring>
 
 #include "coll/shm/group.hpp"
 #include "sched/reduce.hpp"
 
 namespace grove::shm {
+namespace {
+
+const params::BytesParam shm_split_reduction_bytes{
+    "shm_split_reduction_bytes", 4096, 0, uint64_t{1} << 30,
+    "shared-memory reduce/allreduce: vectors of at least this many bytes are combined in two "
+    "phases (each rank one chunk, then all gather the chunks); smaller ones by every reader"};
+
+}  // namespace
+
+size_t split_reduction_bytes() {
+  return shm_split_reduction_bytes.get();
+}
 
 Chunk reduction_chunk(size_t bytes, size_t element, int members, int member) {
   const size_t count = bytes / element;

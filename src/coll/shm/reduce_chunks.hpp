@@ -17,9 +17,10 @@ namespace grove::shm {
 class Group;
 struct CallSignature;
 
-// Below this many bytes one phase is cheaper: every reader combines all
-// operands itself (the second phase costs a round of waiting).
-inline constexpr size_t kSplitReductionBytes = 4096;
+// The parameter shm_split_reduction_bytes: from this many bytes a reduction
+// takes two phases; below, one is cheaper (every reader combines all
+// operands itself; the second phase costs a round of waiting).
+size_t split_reduction_bytes();
 
 // Byte range [first, first + length) of member m's chunk: elements split
 // as evenly as possible, in member order.

@@ -8,7 +8,7 @@
 namespace grove::sim {
 namespace {
 
-// Defaults are seed 000's release-model constants (section 8.7.2.10):
+// Defaults are the release model's constants (docs/release-radix.md):
 // alpha = 100 us, c = 25 us measured, t = 8 worker threads, a 10 GbE link.
 const params::ChoiceParam sim_model{
     "sim_model",

@@ -8,6 +8,7 @@
 #include "coll/bcast.hpp"
 #include "coll/scatter.hpp"
 #include "grove/error.hpp"
+#include "support/auto_choice.hpp"
 
 namespace grove::coll {
 namespace {
@@ -91,21 +92,22 @@ TEST(Algorithm, ExamplesListEveryAlgorithm) {
 }
 
 TEST(Algorithm, ScatterAutoIsBinomialOnlyForManyRanksAndSmallBlocks) {
-  EXPECT_EQ(choose_scatter_auto(11, 299).name, "binomial");
-  EXPECT_EQ(choose_scatter_auto(11, 300).name, "flat");
-  EXPECT_EQ(choose_scatter_auto(10, 1).name, "flat");
-  EXPECT_EQ(choose_scatter_auto(2, 1 << 20).name, "flat");
+  EXPECT_EQ(resolved(ScatterArgs{0, 11, 0, 299, {}}).name, "binomial");
+  EXPECT_EQ(resolved(ScatterArgs{0, 11, 0, 300, {}}).name, "flat");
+  EXPECT_EQ(resolved(ScatterArgs{0, 10, 0, 1, {}}).name, "flat");
+  EXPECT_EQ(resolved(ScatterArgs{0, 2, 0, 1 << 20, {}}).name, "flat");
 }
 
 TEST(Algorithm, BcastAutoFollowsMpichThresholds) {
-  EXPECT_EQ(choose_bcast_auto(16, 12287).name, "binomial");
-  EXPECT_EQ(choose_bcast_auto(16, 12288).name, "scatter_allgather");
-  EXPECT_EQ(choose_bcast_auto(7, 1 << 20).name, "binomial");
-  EXPECT_EQ(choose_bcast_auto(8, 1 << 20).name, "scatter_allgather");
-  const AlgorithmSpec resolved = resolve_bcast(parse_algorithm("bcast", "pipeline"), 4, 1 << 20);
-  EXPECT_EQ(resolved.segment, bcast_segment_size());
-  EXPECT_EQ(resolved.to_string(), "pipeline:seg=64KiB");
-  EXPECT_EQ(resolve_barrier(parse_algorithm("barrier", "auto"), 5).name, "dissemination");
+  EXPECT_EQ(resolved(BcastArgs{0, 16, 0, 12287, {}}).name, "binomial");
+  EXPECT_EQ(resolved(BcastArgs{0, 16, 0, 12288, {}}).name, "scatter_allgather");
+  EXPECT_EQ(resolved(BcastArgs{0, 7, 0, 1 << 20, {}}).name, "binomial");
+  EXPECT_EQ(resolved(BcastArgs{0, 8, 0, 1 << 20, {}}).name, "scatter_allgather");
+  const AlgorithmSpec pipeline = resolved(BcastArgs{0, 4, 0, 1 << 20, {}}, "pipeline");
+  EXPECT_EQ(pipeline.segment,
+            static_cast<uint64_t>(params::Registry::global().get("bcast_segment_size").as_int));
+  EXPECT_EQ(pipeline.to_string(), "pipeline:seg=64KiB");
+  EXPECT_EQ(resolved(BarrierArgs{0, 5, {}}).name, "dissemination");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "harness.hpp"
+#include "support/auto_choice.hpp"
 
 namespace grove::coll {
 namespace {
@@ -123,11 +124,12 @@ namespace grove::coll {
 namespace {
 
 TEST(Allgather, AutoFollowsTheDocumentedThresholds) {
-  EXPECT_EQ(choose_allgather_auto(8, 1024).name, "recursive_doubling");
-  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8 - 1).name, "recursive_doubling");
-  EXPECT_EQ(choose_allgather_auto(8, 524288 / 8).name, "ring");  // n = 512 KiB: not below
-  EXPECT_EQ(choose_allgather_auto(7, 1024).name, "bruck");
-  EXPECT_EQ(choose_allgather_auto(7, 81920 / 7 + 1).name, "ring");
+  EXPECT_EQ(resolved(AllgatherArgs{0, 8, 1024, false, {}}).name, "recursive_doubling");
+  EXPECT_EQ(resolved(AllgatherArgs{0, 8, 524288 / 8 - 1, false, {}}).name, "recursive_doubling");
+  EXPECT_EQ(resolved(AllgatherArgs{0, 8, 524288 / 8, false, {}}).name,
+            "ring");  // n = 512 KiB: not below
+  EXPECT_EQ(resolved(AllgatherArgs{0, 7, 1024, false, {}}).name, "bruck");
+  EXPECT_EQ(resolved(AllgatherArgs{0, 7, 81920 / 7 + 1, false, {}}).name, "ring");
   EXPECT_EQ(describe_allgather(parse_algorithm("allgather", "gather_bcast")),
             "gather_bcast(rollup=64,release=4)");
   EXPECT_EQ(describe_allgather(parse_algorithm("allgather", "ring")), "ring");

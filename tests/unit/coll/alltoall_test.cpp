@@ -11,6 +11,7 @@
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "harness.hpp"
+#include "support/auto_choice.hpp"
 
 namespace grove::coll {
 namespace {
@@ -225,10 +226,10 @@ TEST(Alltoall, PostingDepthParameter) {
   EXPECT_THROW(params::Registry::global().set("alltoall_posts", "0", params::Source::api), Error);
   EXPECT_THROW(params::Registry::global().set("alltoall_posts", "many", params::Source::api),
                Error);
-  EXPECT_EQ(choose_alltoall_auto(8, 256).name, "bruck");
-  EXPECT_EQ(choose_alltoall_auto(7, 256).name, "linear");
-  EXPECT_EQ(choose_alltoall_auto(8, 257).name, "linear");
-  EXPECT_EQ(choose_alltoall_auto(8, 32768).name, "pairwise");
+  EXPECT_EQ(resolved(AlltoallArgs{0, 8, 256, false, {}}).name, "bruck");
+  EXPECT_EQ(resolved(AlltoallArgs{0, 7, 256, false, {}}).name, "linear");
+  EXPECT_EQ(resolved(AlltoallArgs{0, 8, 257, false, {}}).name, "linear");
+  EXPECT_EQ(resolved(AlltoallArgs{0, 8, 32768, false, {}}).name, "pairwise");
 }
 
 }  // namespace

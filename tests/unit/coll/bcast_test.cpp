@@ -64,9 +64,14 @@ void run_bcast(int n, int root, size_t bytes, const std::string& algorithm,
     ASSERT_EQ(expected[i], pattern(i, root)) << "the root's buffer changed at byte " << i;
 }
 
-const std::vector<std::string> kAlgorithms{
-    "flat",   "chain",    "pipeline",  "pipeline:seg=1000", "pipeline:seg=1",    "binary", "kary:3",
-    "kary:4", "binomial", "knomial:3", "knomial:4",         "scatter_allgather", "auto"};
+// Every registered algorithm with a schedule, other arguments, and auto.
+std::vector<std::string> all_algorithms() {
+  std::vector<std::string> out = algorithm_examples("bcast");
+  for (const char* extra : {"pipeline:seg=1000", "pipeline:seg=1", "kary:3", "knomial:3", "auto"})
+    out.emplace_back(extra);
+  return out;
+}
+const std::vector<std::string> kAlgorithms = all_algorithms();
 
 TEST(Bcast, EveryAlgorithmRootSizeAndLength) {
   const std::vector<MemoryWorld::Options> modes{

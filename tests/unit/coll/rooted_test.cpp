@@ -22,7 +22,8 @@ std::vector<size_t> blocks_for(int n) {
 }
 
 TEST(Scatter, EveryAlgorithmRootAndSize) {
-  const std::vector<std::string> algorithms = {"flat", "binomial", "chain", "auto"};
+  std::vector<std::string> algorithms = algorithm_examples("scatter");
+  algorithms.push_back("auto");
   uint64_t hash = 0;
   for (const std::string& name : algorithms) {
     for (int n : kSizes) {
@@ -59,8 +60,9 @@ TEST(Scatter, EveryAlgorithmRootAndSize) {
 }
 
 TEST(Gather, EveryAlgorithmRootAndSize) {
-  const std::vector<std::string> algorithms = {"flat",   "binomial", "kary:2",
-                                               "kary:3", "kary:64",  "auto"};
+  std::vector<std::string> algorithms = algorithm_examples("gather");
+  for (const char* extra : {"kary:2", "kary:3", "kary:64", "auto"})
+    algorithms.emplace_back(extra);
   uint64_t hash = 0;
   for (const std::string& name : algorithms) {
     for (int n : kSizes) {

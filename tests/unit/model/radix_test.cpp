@@ -33,7 +33,7 @@ TEST(ReleaseRadix, TheFormulaReproducesTheSeedsTable) {
     for (int i = 0; i < 3; ++i)
       EXPECT_EQ(seed_optimum(ns[i], bytes), want[static_cast<size_t>(i)])
           << bytes << " B at N = " << ns[i];
-  // The seed's 100 KB row (6, 4, 5) does not follow from its formula at
+  // The model's published 100 KB row (6, 4, 5) does not follow from its formula at
   // 100 KB, which gives 4 everywhere; it does for 39 KB < M < 78 KB.
   EXPECT_EQ(seed_optimum(128, 100e3), 4);
   EXPECT_EQ(seed_optimum(128, 60e3), 6);
@@ -44,7 +44,7 @@ TEST(ReleaseRadix, TheFormulaReproducesTheSeedsTable) {
 
 TEST(ReleaseRadix, SimulatedReleaseMatchesTheFormulaWhereItsAssumptionsHold) {
   // Full k-ary trees, r <= t (one batch of copies) and a negligible payload:
-  // the seed's T(r) is then exactly the simulated store-and-forward release.
+  // the model's T(r) is then exactly the simulated store-and-forward release.
   const ReleaseParams p;
   sim::SimConfig c;
   c.data = sim::DataMode::sizes;

@@ -1,4 +1,4 @@
-// The five lessons of seed 000 (issue 6), one test each (lesson 1, the tree
+// The five lessons of docs/fence.md, one test each (lesson 1, the tree
 // derivation, is brute-forced in tests/unit/topo/live_tree_test.cpp), plus
 // idempotent release, the configuration stamp and malformed input.
 //

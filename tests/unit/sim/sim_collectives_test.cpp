@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "campaigns/sim_jobs.hpp"
@@ -31,7 +33,8 @@ void run_everywhere(const std::string& collective) {
   for (const std::string& algorithm : coll::algorithm_examples(collective)) {
     for (int n : {1, 2, 3, 7, 64, 1024}) {
       if (n == 1024 && quadratic(collective, algorithm)) n = 256;
-      if (algorithm == "neighbor_exchange" && n % 2 != 0) continue;
+      const std::vector<std::string> runnable = coll::algorithm_examples_for(collective, n, false);
+      if (std::find(runnable.begin(), runnable.end(), algorithm) == runnable.end()) continue;
       for (size_t bytes : {size_t{1}, size_t{1000}}) {
         if (n >= 256 && bytes > 1) continue;
         JobShape shape{collective, algorithm, n, bytes, n / 3};

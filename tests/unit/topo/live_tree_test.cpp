@@ -1,5 +1,5 @@
 // The k-ary tree over the living ranks (src/topo/live_tree.hpp): lesson 1 of
-// seed 000, brute-forced, and the equal-radices identity.
+// docs/fence.md, brute-forced, and the equal-radices identity.
 
 #include "topo/live_tree.hpp"
 
@@ -83,7 +83,7 @@ TEST(LiveTree, EveryFailureSubsetGivesOneTreeOverTheLivingRanks) {
   EXPECT_EQ(checked, 4 * 2 * ((1 << 13) - 2 - 12));
 }
 
-// The seed's counterexample: 8 ranks, radix 2, rank 1 departed. A walk-up
+// The counterexample of docs/fence.md, lesson 1: 8 ranks, radix 2, rank 1 departed. A walk-up
 // parent rule says 3's parent is 0 while replacement-in-place children put
 // 4 in slot 1; here both come from the position, so they agree.
 TEST(LiveTree, SeedCounterexampleAgrees) {

@@ -1,23 +1,23 @@
 #pragma once
-// Helpers shared by the front ends of scatter, gather, allgather(v),
-// alltoall(v), reduce, allreduce and reduce-scatter (src/coll/*_call.cpp),
-// next to the common ones in coll/call.hpp.
+// The argument checks of the collectives' front ends (api/*_call.cpp). Each
+// throws grove::Error(invalid_argument) "rank R: COLL: <cause>" before
+// anything is sent.
 
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include "api/call.hpp"
+#include "api/comm_state.hpp"
 #include "grove/types.hpp"
 
 namespace grove::detail {
 
-// The wire stamp of an algorithm described with the parameters it reads
-// ("gather_bcast(rollup=64,release=4)"): the same hash AlgorithmSpec::stamp
-// gives its canonical text, so peers that read different parameters differ.
-uint8_t stamp_for(std::string_view collective, std::string_view described);
-
+// "root X is out of range for N ranks".
+void check_root(const CommState& comm, std::string_view collective, int root);
+// Names the buffer and both lengths.
+void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
+                  size_t have, size_t need);
 // Throws grove::Error(invalid_argument) naming the collective and the cause.
 void check_disjoint(const CommState& comm, std::string_view collective,
                     std::span<const std::byte> send, std::span<const std::byte> recv);

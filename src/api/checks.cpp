@@ -1,4 +1,4 @@
-#include "api/front.hpp"
+#include "api/checks.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -6,15 +6,25 @@
 
 #include <fmt/format.h>
 
-#include "coll/algorithm.hpp"
+#include "grove/error.hpp"
 
 namespace grove::detail {
 
-uint8_t stamp_for(std::string_view collective, std::string_view described) {
-  coll::AlgorithmSpec spec;
-  spec.collective = std::string(collective);
-  spec.name = std::string(described);
-  return spec.stamp();
+void check_root(const CommState& comm, std::string_view collective, int root) {
+  if (root < 0 || root >= comm.size()) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: root {} is out of range for {} ranks", comm.rank(),
+                            collective, root, comm.size()));
+  }
+}
+
+void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
+                  size_t have, size_t need) {
+  if (have != need) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: {} holds {} bytes, the call needs {}", comm.rank(),
+                            collective, buffer, have, need));
+  }
 }
 
 void check_disjoint(const CommState& comm, std::string_view collective,

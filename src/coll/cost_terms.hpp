@@ -1,0 +1,85 @@
+#pragma once
+// The closed-form cost of an algorithm, declared with it in its collective's
+// registry entry (coll/registry.hpp), and the terms the forms share.
+//
+// Every form is written over one port model, the simulator's with one worker
+// thread: a rank's sends leave one after another, each holding the sender
+// for u(m); a message reaches its receiver lambda after its sending ended;
+// receiving costs the receiver nothing but its ingress, which takes w(m) per
+// message in arrival order.
+//
+//   Hockney:  u(m) = alpha + m beta,  w(m) = m beta,  lambda = 0
+//   pLogP:    u(m) = g(m),            w(m) = g(m),    lambda = L
+//
+// (model/cost.hpp makes both from measured parameters.) Local copies and
+// reductions cost nothing (gamma = 0). A form is exact where its
+// `exact_when` holds (a power of two, a full tree, equal segments, ...) and
+// elsewhere within `tolerance` (relative) of the simulated schedule, from
+// above unless `two_sided`. docs/models.md lists every form beside the
+// published one.
+
+#include <functional>
+#include <string>
+
+namespace grove::coll {
+
+struct AlgorithmSpec;
+
+struct PortModel {
+  std::function<double(double bytes)> u;  // sender occupancy of one message, us
+  std::function<double(double bytes)> w;  // ingress occupancy of one message, us
+  double lambda = 0;                      // latency, us
+};
+
+struct CostCase {
+  const AlgorithmSpec* spec;
+  int ranks;
+  double bytes;  // the collective's size argument: block bytes where per rank
+};
+
+struct ClosedForm {
+  std::string formula;    // human-readable, in u, w, lambda
+  std::string published;  // the published form and its source, or "none"
+  std::function<bool(const CostCase&)> exact_when;
+  double tolerance = 0;
+  bool two_sided = false;
+  // Empty: the algorithm has no closed form (it is not modelled).
+  std::function<double(const CostCase&, const PortModel&)> cost;
+};
+
+// Shorthand for a registry entry's form.
+ClosedForm closed_form(std::string formula, std::string published,
+                       std::function<bool(const CostCase&)> exact_when, double tolerance,
+                       bool two_sided,
+                       std::function<double(const CostCase&, const PortModel&)> cost);
+
+namespace cost {
+
+// Least d with k^d >= n.
+int ceil_log(int64_t n, int64_t k);
+int floor_log2(int64_t n);
+bool is_power(int64_t n, int64_t k);
+// n = 1 + k + ... + k^d for some d: every level of the heap is full.
+bool full_kary(int64_t n, int64_t k);
+// The height of a k-ary heap tree of n ranks: ceil(log_k((k-1) n + 1)) - 1.
+int kary_height(int n, int k);
+// The spec's radix ("binary" counts as 2).
+int radix_of(const CostCase& c);
+bool always(const CostCase&);
+bool never(const CostCase&);
+bool power_of_two(const CostCase& c);
+// Powers of two whose vector splits into P equal parts.
+bool even_split(const CostCase& c);
+
+// Gather up a k-ary heap, level by level from the bottom: exact for a single
+// level and for full trees, an upper bound otherwise.
+double kary_gather(int p, int k, double block, const PortModel& m);
+// Bcast down a k-ary heap: exact for every P (see cost_terms.cpp).
+double kary_bcast(int p, int k, double bytes, const PortModel& m);
+// sum_{i < steps} (u(2^i block) + lambda).
+double sum_doubling(int steps, double block, const PortModel& m);
+// sum over halving steps 2, 4, ..., p of (u(n / part) + lambda).
+double halving(int p, double n, const PortModel& m);
+
+}  // namespace cost
+}  // namespace grove::coll
