@@ -1,8 +1,7 @@
 #include "bootstrap/pmix_events.hpp"
 
-#include <algorithm>
-#include <iterator>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -27,15 +26,17 @@ void handler(size_t, pmix_status_t status, const pmix_proc_t* source, pmix_info_
   if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
 }
 
-// The events that mean "these processes have ended".
+// The events that mean "these processes have ended", and losing the
+// connection to the server.
 constexpr pmix_status_t kDeparture[] = {
     PMIX_ERR_PROC_ABORTED,         PMIX_ERR_PROC_ABORTED_BY_SIG,
     PMIX_ERR_PROC_TERM_WO_SYNC,    PMIX_EVENT_PROC_TERMINATED,
     PMIX_PROC_TERMINATED,          PMIX_ERR_PROC_REQUESTED_ABORT,
     PMIX_ERR_PROC_KILLED_BY_CMD,   PMIX_ERR_EXIT_NONZERO_TERM,
     PMIX_ERR_PROC_FAILED_TO_START, PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED,
-    PMIX_EVENT_NODE_DOWN,
+    PMIX_ERR_LOST_CONNECTION,
 };
+constexpr pmix_status_t kNodeDown[] = {PMIX_EVENT_NODE_DOWN};
 
 }  // namespace
 
@@ -45,27 +46,28 @@ PmixEvents::PmixEvents(const pmix_proc_t& me, int size, NoticeBox& box)
     std::lock_guard lock(current_mutex);
     current = this;
   }
-  auto add = [&](pmix_status_t* codes, size_t ncodes, const char* what) {
-    // Without a registration callback the call blocks and returns the
-    // handler's id (>= 0) or an error (< 0).
-    const pmix_status_t id =
-        PMIx_Register_event_handler(codes, ncodes, nullptr, 0, handler, nullptr, nullptr);
-    if (id < 0) {
-      for (size_t h : handlers_)
-        PMIx_Deregister_event_handler(h, nullptr, nullptr);
-      std::lock_guard lock(current_mutex);
-      current = nullptr;
-      throw Error(Errc::bootstrap,
-                  fmt::format("bootstrap rank {}: PMIx refused the handler for {}: {}", me.rank,
-                              what, PMIx_Error_string(id)));
-    }
-    handlers_.push_back(static_cast<size_t>(id));
+  // Without a registration callback the call blocks and returns the
+  // handler's id (>= 0) or an error (< 0). Particular codes, not a default
+  // handler: PMIx 4.2's server keeps a client's default handler only if some
+  // other client registered one first, and then never relays events to it.
+  auto add = [&](std::span<const pmix_status_t> codes) {
+    std::vector<pmix_status_t> copy(codes.begin(), codes.end());
+    const pmix_status_t id = PMIx_Register_event_handler(copy.data(), copy.size(), nullptr, 0,
+                                                         handler, nullptr, nullptr);
+    if (id >= 0) handlers_.push_back(static_cast<size_t>(id));
+    return id;
   };
-  pmix_status_t departure[std::size(kDeparture)];
-  std::copy(std::begin(kDeparture), std::end(kDeparture), departure);
-  add(departure, std::size(departure), "process departures");
-  pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
-  add(&lost, 1, "a lost server connection");
+  if (const pmix_status_t id = add(kDeparture); id < 0) {
+    std::lock_guard lock(current_mutex);
+    current = nullptr;
+    throw Error(Errc::bootstrap,
+                fmt::format("bootstrap rank {}: PMIx refused the handler of departure events: {}",
+                            me.rank, PMIx_Error_string(id)));
+  }
+  // Node events are "system" events, which a server refuses when its host
+  // does not take event registrations (Slurm's): then ranks learn of a lost
+  // node from the watch alone.
+  add(kNodeDown);
 }
 
 PmixEvents::~PmixEvents() {
