@@ -175,18 +175,18 @@ WatchCard WatchCard::decode(std::string_view text) {
       list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
       uint32_t address = 0;
       int octets = 0;
-      while (octets < 4) {
+      for (;;) {
         const size_t dot = one.find('.');
         const std::string_view part = one.substr(0, dot);
         unsigned value = 256;
         parse(part, value, 10, "address octet");
         if (value > 255) throw bad(fmt::format("address octet '{}'", part));
         address = (address << 8) | value;
-        ++octets;
+        if (++octets > 4) throw bad("address with more than 4 octets");
         if (dot == std::string_view::npos) break;
         one = one.substr(dot + 1);
       }
-      if (octets != 4 || one.find('.') != std::string_view::npos) throw bad("address");
+      if (octets != 4) throw bad("address with fewer than 4 octets");
       card.ipv4.push_back(address);
       if (card.ipv4.size() > 64) throw bad("more than 64 addresses");
     }
