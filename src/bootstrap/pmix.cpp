@@ -406,6 +406,8 @@ class PmixBootstrap final : public Bootstrap {
     const pmix_status_t status = wait->status;
     if (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) return status;
     if (status == PMIX_ERR_TIMEOUT) {
+      // Servers on other hosts may still hold their part of it.
+      broken_ = fmt::format("{} timed out", doing);
       throw Error(Errc::timeout,
                   fmt::format("bootstrap rank {}: {}: the PMIx server gave up on the fence after "
                               "timeout_ms = {} (a rank has not joined it)",

@@ -13,9 +13,10 @@ set(GROVE_EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/mp/expect.sh)
 find_program(MPIRUN_OPENMPI mpirun.openmpi)
 if(MPIRUN_OPENMPI)
   # grove programs are not MPI programs: mpirun only starts them and serves
-  # PMIx. --enable-recovery: a rank that dies does not end the job (the
-  # survivors hear of it from the pmix bootstrap's watch).
-  set(MPIRUN ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe)
+  # PMIx, its own traffic on loopback. --enable-recovery (where given): a rank
+  # that dies does not end the job (the survivors hear of it from the pmix
+  # bootstrap's watch).
+  set(MPIRUN ${MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe --mca oob_tcp_if_include lo)
 else()
   set(MPIRUN sh -c "echo 'mpirun.openmpi not found: scripts/deps.sh installs openmpi-bin'; exit 1" --)
 endif()
@@ -84,3 +85,9 @@ set_tests_properties(pmix.fake.fence_hang PROPERTIES ENVIRONMENT GROVE_TIMEOUT_M
 set_tests_properties(pmix.fake.bootstrap.n3 pmix.fake.events pmix.fake.events_and_watch
                      pmix.fake.lose_key pmix.fake.fence_error pmix.fake.fence_hang
                      PROPERTIES TIMEOUT 60)
+# Bad input: PMIx variables that name no server (a launcher that is gone).
+add_test(NAME pmix.no_server
+         COMMAND ${GROVE_EXPECT} 1 --match "bootstrap: PMIx_Init failed: UNREACHABLE .*is that launcher still running"
+                 -- env PMIX_NAMESPACE=grove-nobody PMIX_RANK=0
+                    "PMIX_SERVER_URI41=nobody.0;tcp4://127.0.0.1:9" ${MP_BOOTSTRAP})
+set_tests_properties(pmix.no_server PROPERTIES TIMEOUT 60)
