@@ -11,6 +11,9 @@
 //                                 duplicate, then joins properly; the job completes
 //   mp_bootstrap param NAME VALUE NAME is VALUE and came from --param
 //   mp_bootstrap notify RANK HOW  as notify, and the notice's text contains HOW
+//   mp_bootstrap notice RANK HOW  rank RANK exits 1 after the first round; every survivor
+//                                 waits for the notice naming it (survivors that end after
+//                                 it may be reported too), checks it, prints "notice ok: rank R"
 //   mp_bootstrap hosts BACKEND H P PREFIX
 //                                 the backend is BACKEND and the ranks run P per host on H
 //                                 hosts in rank order, named PREFIX0, PREFIX1, ... (PREFIX
@@ -107,7 +110,8 @@ grove::FailureNotice wait_for_notice(Bootstrap& b) {
   }
 }
 
-void notify_mode(Bootstrap& b, int leaver, const std::string& how) {
+// The one notice a survivor gets when `leaver` exits after the first round.
+grove::FailureNotice expect_notice(Bootstrap& b, int leaver, const std::string& how) {
   allgather_round(b, 0);
   if (b.rank() == leaver) std::exit(1);
   const grove::FailureNotice notice = wait_for_notice(b);
@@ -116,6 +120,36 @@ void notify_mode(Bootstrap& b, int leaver, const std::string& how) {
                     notice.version, notice.how, leaver));
   check(notice.how.find(how) != std::string::npos,
         fmt::format("notice says '{}', expected '{}' in it", notice.how, how));
+  return notice;
+}
+
+// Without a collective after the departure (see the header): a survivor that
+// is done leaves, and others may learn of that too, in any order.
+void notice_mode(Bootstrap& b, int leaver, const std::string& how) {
+  allgather_round(b, 0);
+  if (b.rank() == leaver) std::exit(1);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(grove::timeout_ms());
+  uint64_t last_version = 0;
+  for (;;) {
+    for (const grove::FailureNotice& notice : b.poll_notices()) {
+      check(notice.version == last_version + 1,
+            fmt::format("notice version {} after {}", notice.version, last_version));
+      last_version = notice.version;
+      if (notice.rank != leaver) continue;
+      check(notice.how.find(how) != std::string::npos,
+            fmt::format("notice says '{}', expected '{}' in it", notice.how, how));
+      fmt::print("notice ok: rank {}\n", b.rank());
+      return;
+    }
+    check(std::chrono::steady_clock::now() < deadline, "no notice of the leaver within timeout_ms");
+    pollfd p{b.notice_fd(), POLLIN, 0};
+    ::poll(&p, 1, 1000);
+  }
+}
+
+void notify_mode(Bootstrap& b, int leaver, const std::string& how) {
+  const grove::FailureNotice notice = expect_notice(b, leaver, how);
   grove::FailureView view;
   view.apply(notice);
   allgather_round(b, 1, view);
@@ -232,6 +266,8 @@ int run(int argc, char** argv) {
       ::pause();
   } else if (mode == "notify") {
     notify_mode(*b, arg_int(argc, argv, 2), argc > 3 ? argv[3] : "");
+  } else if (mode == "notice") {
+    notice_mode(*b, arg_int(argc, argv, 2), argc > 3 ? argv[3] : "");
   } else if (mode == "hosts") {
     check(argc > 5, "hosts BACKEND H P PREFIX");
     hosts_mode(*b, argv[2], arg_int(argc, argv, 3), arg_int(argc, argv, 4), argv[5]);

@@ -44,17 +44,20 @@ add_test(NAME pmix.mpirun.fence_kill.n8
                  -- ${MPIRUN} --enable-recovery -np 8 -x GROVE_WAIT_POLICY=block
                     -x GROVE_FENCE_RELEASE_DELAY_MS=300 -x GROVE_RELEASE_RADIX=2
                     -x GROVE_TIMEOUT_MS=30000 $<TARGET_FILE:mp_fence> kill 2)
-# A rank exits: the survivors get one notice from the watch and go on.
-add_test(NAME pmix.mpirun.notify.n4
-         COMMAND ${GROVE_EXPECT} 0 --match "notify ok: 3 survivors" --absent "check failed"
-                 -- ${MPIRUN} --enable-recovery -np 4 ${MP_BOOTSTRAP} notify 2
+# A rank exits: every survivor gets one notice, from the watch. (Not a PMIx
+# fence afterwards: under mpirun a fence begun after a rank died hangs in
+# about half the runs, docs/cluster.md.)
+add_test(NAME pmix.mpirun.notice.n4
+         COMMAND ${GROVE_EXPECT} 0 --match "notice ok: rank 0" --match "notice ok: rank 1"
+                 --match "notice ok: rank 3" --absent "check failed"
+                 -- ${MPIRUN} --enable-recovery -np 4 ${MP_BOOTSTRAP} notice 2
                     "its process ended")
 # Bad input: a rank whose start-up record (its watch address) is late beyond timeout_ms.
 add_test(NAME pmix.mpirun.late_peer
          COMMAND ${GROVE_EXPECT} 1 --match "rank 0: start-up exchange: the PMIx (server gave up on the fence|fence did not complete) .*timeout_ms = 2000"
                  -- ${MPIRUN} -np 3 -x GROVE_TIMEOUT_MS=2000 ${MP_BOOTSTRAP} late 1 4000)
 set_tests_properties(pmix.mpirun.bootstrap.n4 pmix.mpirun.hosts.n3 pmix.grove_run.hosts.n3
-                     pmix.mpirun.fence.n5 pmix.mpirun.fence_kill.n8 pmix.mpirun.notify.n4
+                     pmix.mpirun.fence.n5 pmix.mpirun.fence_kill.n8 pmix.mpirun.notice.n4
                      pmix.mpirun.late_peer PROPERTIES TIMEOUT 120)
 set_tests_properties(pmix.mpirun.colls.n4 PROPERTIES TIMEOUT 300)
 
