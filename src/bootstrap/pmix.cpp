@@ -6,10 +6,11 @@
 //   rank's host name has them exchanged at start-up instead.
 // - allgather(k): each rank puts its blob under "grove.ag.<k>", commits,
 //   joins a collecting PMIx fence and gets every rank's key; barrier: a fence
-//   without data. Waits are bounded by timeout_ms on this side whatever the
-//   server does (it is also asked to give up at the same time, PMIX_TIMEOUT).
+//   without data (pmix_calls.hpp: bounded by timeout_ms whatever the server
+//   does).
 // - failures: PMIx events (pmix_events.hpp) and the watch (watch.hpp), both
-//   into one NoticeBox; a departed rank's allgather entry is empty.
+//   into one NoticeBox; a rank that departed before it contributed has an
+//   empty allgather entry.
 // - pmix_detach: after start-up the rank may finalize PMIx (Session calls
 //   started()): under Slurm 22.05 the step is killed as soon as any client
 //   vanishes without having finalized (docs/cluster.md).
@@ -18,12 +19,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,10 +32,10 @@
 
 #include "bootstrap/backends.hpp"
 #include "bootstrap/notice_box.hpp"
+#include "bootstrap/pmix_calls.hpp"
 #include "bootstrap/pmix_events.hpp"
 #include "bootstrap/watch.hpp"
 #include "core/params.hpp"
-#include "core/timeouts.hpp"
 #include "grove/error.hpp"
 
 extern char** environ;
@@ -60,32 +59,6 @@ const params::IntParam pmix_watch_timeout_ms{
     "how long a rank's host may leave the watch's TCP keepalive unanswered before its ranks are "
     "reported departed (ms)"};
 
-using Clock = std::chrono::steady_clock;
-
-std::string status_text(pmix_status_t status) {
-  return fmt::format("{} ({})", PMIx_Error_string(status), status);
-}
-
-// One non-blocking PMIx fence, waited for with a deadline. The state is
-// shared with the callback, which may run after the waiter gave up.
-struct FenceWait {
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  pmix_status_t status = PMIX_SUCCESS;
-
-  static void callback(pmix_status_t status, void* cbdata) {
-    auto* hold = static_cast<std::shared_ptr<FenceWait>*>(cbdata);
-    {
-      std::lock_guard lock((*hold)->mutex);
-      (*hold)->done = true;
-      (*hold)->status = status;
-    }
-    (*hold)->done_cv.notify_all();
-    delete hold;
-  }
-};
-
 class PmixBootstrap final : public Bootstrap {
  public:
   PmixBootstrap() {
@@ -95,7 +68,7 @@ class PmixBootstrap final : public Bootstrap {
                   fmt::format("bootstrap: PMIx_Init failed: {} (the environment names a PMIx "
                               "server; was this process started by mpirun or srun --mpi=pmix, "
                               "and is that launcher still running?)",
-                              status_text(rc)));
+                              pmix_calls::status_text(rc)));
     }
     try {
       start();
@@ -119,7 +92,7 @@ class PmixBootstrap final : public Bootstrap {
     const pmix_status_t fenced = put_and_fence(key, mine, doing);
     std::vector<Blob> out(static_cast<size_t>(size_));
     for (int r = 0; r < size_; ++r) {
-      std::optional<Blob> blob = get_blob(r, key);
+      std::optional<Blob> blob = pmix_calls::get_blob(me_, r, key);
       if (blob) {
         out[static_cast<size_t>(r)] = std::move(*blob);
         continue;
@@ -142,7 +115,7 @@ class PmixBootstrap final : public Bootstrap {
   void barrier() override {
     const std::string doing = fmt::format("barrier #{}", ++seq_);
     check_usable(doing);
-    fence(false, doing);
+    pmix_calls::fence(me_, false, doing, abandoned_);
   }
 
   int notice_fd() const override { return notices_.fd(); }
@@ -161,7 +134,7 @@ class PmixBootstrap final : public Bootstrap {
   void start() {
     pmix_proc_t job;
     PMIX_LOAD_PROCID(&job, me_.nspace, PMIX_RANK_WILDCARD);
-    const uint32_t size = get_uint32(job, PMIX_JOB_SIZE, "the job size");
+    const uint32_t size = pmix_calls::get_uint32(me_, job, PMIX_JOB_SIZE, "the job size");
     if (size < 1 || size > static_cast<uint32_t>(std::numeric_limits<int>::max()) ||
         me_.rank >= size) {
       throw Error(Errc::bootstrap, fmt::format("bootstrap: PMIx says rank {} of {} (PMIX_JOB_SIZE)",
@@ -183,7 +156,7 @@ class PmixBootstrap final : public Bootstrap {
     std::vector<std::string> exchanged_hosts(static_cast<size_t>(size_));
     std::vector<WatchCard> cards(static_cast<size_t>(size_));
     for (int r = 0; r < size_; ++r) {
-      std::optional<Blob> blob = get_blob(r, "grove.start");
+      std::optional<Blob> blob = pmix_calls::get_blob(me_, r, "grove.start");
       if (!blob) {
         throw Error(Errc::bootstrap,
                     fmt::format("bootstrap rank {}: start-up exchange: the PMIx server has no "
@@ -221,7 +194,7 @@ class PmixBootstrap final : public Bootstrap {
   }
 
   std::string own_host_name() {
-    if (std::optional<std::string> name = get_string(me_, PMIX_HOSTNAME)) return *name;
+    if (std::optional<std::string> name = pmix_calls::get_string(me_, PMIX_HOSTNAME)) return *name;
     return this_host_name();
   }
 
@@ -232,7 +205,7 @@ class PmixBootstrap final : public Bootstrap {
     for (int r = 0; r < size_; ++r) {
       pmix_proc_t proc;
       PMIX_LOAD_PROCID(&proc, me_.nspace, static_cast<pmix_rank_t>(r));
-      std::optional<std::string> name = get_string(proc, PMIX_HOSTNAME);
+      std::optional<std::string> name = pmix_calls::get_string(proc, PMIX_HOSTNAME);
       if (!name || name->empty()) return std::nullopt;
       names.push_back(std::move(*name));
     }
@@ -242,7 +215,7 @@ class PmixBootstrap final : public Bootstrap {
   // PMIX_LOCAL_PEERS, when given, must list exactly the ranks that share
   // this rank's host name: the two come from the same launcher.
   void check_local_peers(const pmix_proc_t& job) {
-    std::optional<std::string> peers = get_string(job, PMIX_LOCAL_PEERS);
+    std::optional<std::string> peers = pmix_calls::get_string(job, PMIX_LOCAL_PEERS);
     if (!peers) return;
     std::vector<int> listed;
     size_t at = 0;
@@ -262,61 +235,11 @@ class PmixBootstrap final : public Bootstrap {
     }
   }
 
-  uint32_t get_uint32(const pmix_proc_t& proc, const char* key, std::string_view what) {
-    pmix_value_t* value = nullptr;
-    const pmix_status_t rc = PMIx_Get(&proc, key, nullptr, 0, &value);
-    if (rc != PMIX_SUCCESS || value == nullptr || value->type != PMIX_UINT32) {
-      if (value != nullptr) PMIX_VALUE_RELEASE(value);
-      throw Error(Errc::bootstrap,
-                  fmt::format("bootstrap rank {}: PMIx_Get of {} ({}) failed: {}", me_.rank, what,
-                              key, rc == PMIX_SUCCESS ? "not a uint32" : status_text(rc)));
-    }
-    const uint32_t out = value->data.uint32;
-    PMIX_VALUE_RELEASE(value);
-    return out;
-  }
-
-  // A value the server holds locally (PMIX_OPTIONAL: never a request to
-  // another host), or nothing.
-  std::optional<pmix_value_t*> get_local(const pmix_proc_t& proc, const char* key) {
-    pmix_info_t optional;
-    PMIX_INFO_CONSTRUCT(&optional);
-    bool yes = true;
-    PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &yes, PMIX_BOOL);
-    pmix_value_t* value = nullptr;
-    const pmix_status_t rc = PMIx_Get(&proc, key, &optional, 1, &value);
-    PMIX_INFO_DESTRUCT(&optional);
-    if (rc != PMIX_SUCCESS || value == nullptr) return std::nullopt;
-    return value;
-  }
-
-  std::optional<std::string> get_string(const pmix_proc_t& proc, const char* key) {
-    std::optional<pmix_value_t*> value = get_local(proc, key);
-    if (!value) return std::nullopt;
-    std::optional<std::string> out;
-    if ((*value)->type == PMIX_STRING && (*value)->data.string != nullptr)
-      out = (*value)->data.string;
-    PMIX_VALUE_RELEASE(*value);
-    return out;
-  }
-
-  std::optional<Blob> get_blob(int rank, const std::string& key) {
-    pmix_proc_t proc;
-    PMIX_LOAD_PROCID(&proc, me_.nspace, static_cast<pmix_rank_t>(rank));
-    std::optional<pmix_value_t*> value = get_local(proc, key.c_str());
-    if (!value) return std::nullopt;
-    std::optional<Blob> out;
-    if ((*value)->type == PMIX_BYTE_OBJECT) {
-      const auto* first = reinterpret_cast<const std::byte*>((*value)->data.bo.bytes);
-      out = Blob(first, first + (*value)->data.bo.size);
-    }
-    PMIX_VALUE_RELEASE(*value);
-    if (!out) {
-      throw Error(Errc::protocol, fmt::format("bootstrap rank {}: rank {}'s '{}' is not a byte "
-                                              "object",
-                                              me_.rank, rank, key));
-    }
-    return out;
+  pmix_status_t put_and_fence(const std::string& key, std::span<const std::byte> mine,
+                              std::string_view doing) {
+    check_usable(doing);
+    pmix_calls::put(me_, key, mine, doing);
+    return pmix_calls::fence(me_, true, doing, abandoned_);
   }
 
   void check_usable(std::string_view doing) const {
@@ -326,9 +249,9 @@ class PmixBootstrap final : public Bootstrap {
                               "start-up (pmix_detach = {}); it only reports failures now",
                               me_.rank, doing, pmix_detach.get()));
     }
-    if (!broken_.empty()) {
-      throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: {}: unusable since {}", me_.rank,
-                                               doing, broken_));
+    if (!abandoned_.empty()) {
+      throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: {}: unusable since {} timed out",
+                                               me_.rank, doing, abandoned_));
     }
     if (events_ && events_->server_lost()) {
       throw Error(Errc::bootstrap,
@@ -338,90 +261,11 @@ class PmixBootstrap final : public Bootstrap {
     }
   }
 
-  pmix_status_t put_and_fence(const std::string& key, std::span<const std::byte> mine,
-                              std::string_view doing) {
-    check_usable(doing);
-    pmix_value_t value;
-    PMIX_VALUE_CONSTRUCT(&value);
-    value.type = PMIX_BYTE_OBJECT;
-    // PMIx_Put copies the value.
-    value.data.bo.bytes = const_cast<char*>(reinterpret_cast<const char*>(mine.data()));
-    value.data.bo.size = mine.size();
-    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &value);
-    if (rc != PMIX_SUCCESS) {
-      throw Error(Errc::bootstrap,
-                  fmt::format("bootstrap rank {}: {}: PMIx_Put of '{}' ({} bytes) refused: {}",
-                              me_.rank, doing, key, mine.size(), status_text(rc)));
-    }
-    rc = PMIx_Commit();
-    if (rc != PMIX_SUCCESS) {
-      throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: {}: PMIx_Commit refused: {}",
-                                               me_.rank, doing, status_text(rc)));
-    }
-    return fence(true, doing);
-  }
-
-  // A fence over the whole job; returns PMIX_SUCCESS or
-  // PMIX_ERR_PARTIAL_SUCCESS (the server lost a participant), throws
-  // otherwise. Waits at most timeout_ms plus a second (the server is asked
-  // to give up after timeout_ms, rounded up to whole seconds).
-  pmix_status_t fence(bool collect, std::string_view doing) {
-    const int64_t timeout = timeout_ms();
-    pmix_proc_t job;
-    PMIX_LOAD_PROCID(&job, me_.nspace, PMIX_RANK_WILDCARD);
-    pmix_info_t info[2];
-    PMIX_INFO_CONSTRUCT(&info[0]);
-    PMIX_INFO_CONSTRUCT(&info[1]);
-    bool yes = collect;
-    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    int seconds = static_cast<int>(std::min<int64_t>((timeout + 999) / 1000, 1 << 30));
-    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &seconds, PMIX_INT);
-
-    auto wait = std::make_shared<FenceWait>();
-    auto* hold = new std::shared_ptr<FenceWait>(wait);
-    pmix_status_t rc = PMIx_Fence_nb(&job, 1, info, 2, &FenceWait::callback, hold);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
-    if (rc == PMIX_OPERATION_SUCCEEDED) {
-      delete hold;
-      return PMIX_SUCCESS;
-    }
-    if (rc != PMIX_SUCCESS) {
-      delete hold;
-      throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: {}: PMIx_Fence refused: {}",
-                                               me_.rank, doing, status_text(rc)));
-    }
-    std::unique_lock lock(wait->mutex);
-    const auto limit = std::chrono::milliseconds(timeout + std::min<int64_t>(timeout, 1000));
-    if (!wait->done_cv.wait_for(lock, limit, [&] { return wait->done; })) {
-      // The fence may still complete later; a new one would be confused
-      // with it, so this bootstrap takes no more collectives.
-      broken_ = fmt::format("{} timed out", doing);
-      throw Error(Errc::timeout,
-                  fmt::format("bootstrap rank {}: {}: the PMIx fence did not complete within "
-                              "timeout_ms = {} (a rank has not joined it or its data has not "
-                              "arrived; PMIx does not say which)",
-                              me_.rank, doing, timeout));
-    }
-    const pmix_status_t status = wait->status;
-    if (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) return status;
-    if (status == PMIX_ERR_TIMEOUT) {
-      // Servers on other hosts may still hold their part of it.
-      broken_ = fmt::format("{} timed out", doing);
-      throw Error(Errc::timeout,
-                  fmt::format("bootstrap rank {}: {}: the PMIx server gave up on the fence after "
-                              "timeout_ms = {} (a rank has not joined it)",
-                              me_.rank, doing, timeout));
-    }
-    throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: {}: the PMIx fence failed: {}",
-                                             me_.rank, doing, status_text(status)));
-  }
-
   pmix_proc_t me_{};
   int size_ = 0;
   Hosts hosts_;
   uint64_t seq_ = 0;       // the last allgather or barrier started
-  std::string broken_;     // why no more collectives may run (empty: usable)
+  std::string abandoned_;  // the fence that timed out (empty: none, usable)
   bool detached_ = false;  // PMIx finalized
   NoticeBox notices_;
   std::unique_ptr<PmixEvents> events_;

@@ -1,4 +1,4 @@
-// The watch (watch.hpp): cards, the connection handshake, the thread.
+// The watch (watch.hpp): the connection handshake and the thread.
 
 #include "bootstrap/watch.hpp"
 
@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <list>
 #include <random>
@@ -35,7 +34,6 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kMagic = 0x77767267;  // "grvw"
 constexpr size_t kHelloSize = 16;        // magic, connector's rank, acceptor's key
 constexpr size_t kReplySize = 8;         // magic, acceptor's rank
-constexpr std::string_view kCardTag = "grove-watch-1";
 
 void put_u32(std::byte* out, uint32_t v) {
   for (int i = 0; i < 4; ++i)
@@ -56,11 +54,6 @@ uint64_t get_u64(const std::byte* in) {
   for (int i = 0; i < 8; ++i)
     v |= static_cast<uint64_t>(in[i]) << (8 * i);
   return v;
-}
-
-std::string ipv4_text(uint32_t address) {
-  return fmt::format("{}.{}.{}.{}", address >> 24, (address >> 16) & 0xff, (address >> 8) & 0xff,
-                     address & 0xff);
 }
 
 [[noreturn]] void fail_errno(int rank, std::string_view what) {
@@ -132,68 +125,6 @@ struct Pending {
 
 }  // namespace
 
-std::string WatchCard::encode() const {
-  std::vector<std::string> addresses;
-  for (uint32_t a : ipv4)
-    addresses.push_back(ipv4_text(a));
-  return fmt::format(
-      "{} {:016x} {} {}", kCardTag, key, port,
-      addresses.empty() ? std::string("-") : fmt::format("{}", fmt::join(addresses, ",")));
-}
-
-WatchCard WatchCard::decode(std::string_view text) {
-  auto bad = [&](std::string_view why) {
-    return Error(Errc::protocol,
-                 fmt::format("watch card '{}' is malformed: {}",
-                             text.substr(0, std::min<size_t>(text.size(), 120)), why));
-  };
-  std::vector<std::string_view> fields;
-  size_t at = 0;
-  while (at <= text.size() && fields.size() < 5) {
-    const size_t space = text.find(' ', at);
-    const size_t end = space == std::string_view::npos ? text.size() : space;
-    fields.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  if (fields.size() != 4) throw bad("expected 4 fields");
-  if (fields[0] != kCardTag) throw bad(fmt::format("does not start with '{}'", kCardTag));
-  WatchCard card;
-  auto parse = [&](std::string_view field, auto& value, int base, std::string_view what) {
-    auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), value, base);
-    if (ec != std::errc() || ptr != field.data() + field.size()) {
-      throw bad(fmt::format("{} '{}'", what, field));
-    }
-  };
-  parse(fields[1], card.key, 16, "key");
-  parse(fields[2], card.port, 10, "port");
-  if (card.port == 0) throw bad("port 0");
-  if (fields[3] != "-") {
-    std::string_view list = fields[3];
-    while (!list.empty()) {
-      const size_t comma = list.find(',');
-      std::string_view one = list.substr(0, comma);
-      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      uint32_t address = 0;
-      int octets = 0;
-      for (;;) {
-        const size_t dot = one.find('.');
-        const std::string_view part = one.substr(0, dot);
-        unsigned value = 256;
-        parse(part, value, 10, "address octet");
-        if (value > 255) throw bad(fmt::format("address octet '{}'", part));
-        address = (address << 8) | value;
-        if (++octets > 4) throw bad("address with more than 4 octets");
-        if (dot == std::string_view::npos) break;
-        one = one.substr(dot + 1);
-      }
-      if (octets != 4) throw bad("address with fewer than 4 octets");
-      card.ipv4.push_back(address);
-      if (card.ipv4.size() > 64) throw bad("more than 64 addresses");
-    }
-  }
-  return card;
-}
-
 Watch::Watch(int rank, int size, NoticeBox& box, std::chrono::milliseconds keepalive_timeout)
     : rank_(rank),
       size_(size),
@@ -257,8 +188,8 @@ void Watch::connect(const std::vector<WatchCard>& cards, const Hosts& hosts) {
           errno == EINPROGRESS) {
         return true;
       }
-      p.last_error =
-          fmt::format("{}: {}", ipv4_text(ntohl(to.sin_addr.s_addr)), std::strerror(errno));
+      p.last_error = fmt::format("{}: {}", WatchCard::address_text(ntohl(to.sin_addr.s_addr)),
+                                 std::strerror(errno));
     }
     return false;
   };
@@ -297,7 +228,8 @@ void Watch::connect(const std::vector<WatchCard>& cards, const Hosts& hosts) {
         if (err == 0 && (revents & POLLOUT) == 0) return true;
         if (err != 0) {
           p.last_error =
-              fmt::format("{}: {}", ipv4_text(p.addresses[p.next_address - 1]), std::strerror(err));
+              fmt::format("{}: {}", WatchCard::address_text(p.addresses[p.next_address - 1]),
+                          std::strerror(err));
           if (start_outgoing(p)) return true;
           throw Error(Errc::bootstrap,
                       fmt::format("bootstrap rank {}: watch: cannot connect to rank {} ({})", rank_,

@@ -42,6 +42,8 @@ struct WatchCard {
   std::string encode() const;
   // Throws grove::Error(protocol) naming what is wrong with `text`.
   static WatchCard decode(std::string_view text);
+  // "198.18.0.1" for 0xc6120001.
+  static std::string address_text(uint32_t address);
 };
 
 class Watch {
