@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 GROVE := $(BUILD_DIR)/tools/grove
 RUN_RANKS ?= 4
 
-.PHONY: all deps configure build run test format docs clean
+.PHONY: all deps configure build run test test-cluster format docs clean
 
 all: build
 
@@ -27,6 +27,10 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# Only the tests on the emulated cluster (network namespaces; needs root).
+test-cluster: build
+	cd $(BUILD_DIR) && ctest -L cluster --output-on-failure --timeout 600
 
 # Regenerates the README's algorithm table from the registry.
 docs: build

@@ -10,7 +10,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
   # Peers of `grove bench --peers` (bench/peers/); optional at build time.
+  # Open MPI's mpirun also starts grove programs in the tests (tests/pmix/).
   openmpi-bin libopenmpi-dev mpich libmpich-dev libgloo-dev
+  # The emulated cluster and Slurm on it (scripts/cluster.sh, scripts/slurm-cluster.sh).
+  iproute2 slurmd slurmctld slurm-client munge
 )
 
 missing=()

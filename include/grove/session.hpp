@@ -28,8 +28,9 @@ class Session {
   int size() const;
   Comm& world();
 
-  // Ranks the launcher reported as departed (grove run --on-failure=notify),
-  // and the monotone version of that view.
+  // Ranks reported as departed (grove run --on-failure=notify; under a PMIx
+  // launcher its events and the bootstrap's watch, docs/cluster.md), and the
+  // monotone version of that view.
   std::set<int> departed() const;
   uint64_t failure_version() const;
 

@@ -26,7 +26,7 @@ struct SessionState {
   // communicators that share a rank never share a context id.
   uint32_t next_context = 1;
   double last_failure_poll = -1;  // transport time of the last notice poll
-  // Every rank of the session runs on this host (the `grove run` launcher):
+  // Every rank of the session runs on this host (Bootstrap::hosts()):
   // communicators may then share memory (coll/shm/).
   bool one_host = false;
 

@@ -36,10 +36,9 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
   coll::tuning_table();  // a bad tuning_file is refused here, naming file and line
   state_->bootstrap = bootstrap_from_environment();
   state_->transport = make_transport(state_->bootstrap->transport_kind(), *state_->bootstrap);
-  // `grove run` starts every rank on this host; other bootstraps say 1 until
-  // they know how many ranks share a node.
-  state_->one_host = state_->bootstrap->name() == "local";
-  sched::set_host_load(state_->one_host ? state_->bootstrap->size() : 1,
+  state_->bootstrap->started();
+  state_->one_host = state_->bootstrap->hosts().count() == 1;
+  sched::set_host_load(static_cast<int>(state_->bootstrap->local_peers().size()),
                        state_->bootstrap->job_cores());
   auto world = std::make_shared<detail::CommState>();
   world->session = state_.get();

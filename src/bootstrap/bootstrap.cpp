@@ -21,12 +21,16 @@ class SingletonBootstrap final : public Bootstrap {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string name() const override { return "singleton"; }
+  const Hosts& hosts() const override { return hosts_; }
   std::vector<Blob> allgather(std::span<const std::byte> mine) override {
     return {Blob(mine.begin(), mine.end())};
   }
   void barrier() override {}
   int notice_fd() const override { return -1; }
   std::vector<FailureNotice> poll_notices() override { return {}; }
+
+ private:
+  Hosts hosts_ = one_host(1);
 };
 
 std::string required_env(const char* name) {
@@ -61,7 +65,10 @@ std::unique_ptr<Bootstrap> bootstrap_from_environment() {
   // Parameters first: the bootstrap's own waits read timeout_ms.
   params::load_process_params();
   const char* rendezvous = std::getenv(job_env::kRendezvous);
-  if (!rendezvous || !*rendezvous) return make_singleton_bootstrap();
+  if (!rendezvous || !*rendezvous) {
+    if (pmix_environment()) return make_pmix_bootstrap();
+    return make_singleton_bootstrap();
+  }
   const int size = env_int(job_env::kSize, 1, std::numeric_limits<int>::max());
   const int rank = env_int(job_env::kRank, 0, size - 1);
   return make_local_bootstrap(rank, size, rendezvous, required_env(job_env::kKey));

@@ -2,7 +2,8 @@
 // How ranks find each other. A Bootstrap is a slow, reliable side channel
 // used at start-up (exchanging transport addresses) and for failure notices.
 // Backends: `local` (the rendezvous socket of `grove run`), `singleton`
-// (size 1, no launcher), later `pmix`.
+// (size 1, no launcher), `pmix` (mpirun, prterun, srun --mpi=pmix; see
+// docs/cluster.md).
 
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,19 @@ struct FailureView {
   bool alive(int rank) const { return departed.count(rank) == 0; }
 };
 
+// Which host each rank runs on. Hosts are numbered 0, 1, ... in the order of
+// their lowest rank, so every rank derives the same numbering.
+struct Hosts {
+  std::vector<int> of_rank;        // host number of each rank
+  std::vector<std::string> names;  // name of each host number
+
+  // Numbers the hosts of `names_by_rank` (one name per rank).
+  static Hosts from_names(const std::vector<std::string>& names_by_rank);
+  int count() const { return static_cast<int>(names.size()); }
+  // The ranks on `host`, ascending.
+  std::vector<int> ranks_on(int host) const;
+};
+
 // A bootstrap is the PeerExchange the transport swaps its addresses over
 // (allgather: every rank contributes one blob and gets all of them, indexed
 // by rank; blocking, bounded by timeout_ms).
@@ -51,6 +65,14 @@ class Bootstrap : public PeerExchange {
   virtual std::string name() const = 0;
   // The transport this job runs on (transport/factory.hpp).
   virtual std::string transport_kind() const { return "ucx"; }
+
+  // Where the ranks run: from the launcher (PMIx) or this host's name for
+  // every rank (`grove run`, singleton). Fixed for the job.
+  virtual const Hosts& hosts() const = 0;
+  int host_of(int rank) const { return hosts().of_rank.at(static_cast<size_t>(rank)); }
+  // The ranks that share this rank's host, ascending (this rank included).
+  std::vector<int> local_peers() const { return hosts().ranks_on(host_of(rank())); }
+
   virtual void barrier() = 0;
 
   // Cores the ranks on this host share, when the launcher knows it (it bound
@@ -61,10 +83,16 @@ class Bootstrap : public PeerExchange {
   // this bootstrap never delivers any), and a non-blocking read of them.
   virtual int notice_fd() const = 0;
   virtual std::vector<FailureNotice> poll_notices() = 0;
+
+  // The transport is connected: from here on the session needs the
+  // bootstrap only for failure notices. A backend may then let go of its
+  // launcher connection (pmix_detach); allgather() and barrier() then throw.
+  virtual void started() {}
 };
 
 // Picks the backend from the environment: GROVE_JOB_RENDEZVOUS (set by
-// `grove run`) selects `local`; otherwise `singleton`.
+// `grove run`) selects `local`; else PMIx's variables (PMIX_NAMESPACE with
+// PMIX_RANK, or a PMIX_SERVER_URI*) select `pmix`; otherwise `singleton`.
 std::unique_ptr<Bootstrap> bootstrap_from_environment();
 
 }  // namespace grove

@@ -51,7 +51,7 @@ std::string errno_text(int err) {
 class LocalBootstrap final : public Bootstrap {
  public:
   LocalBootstrap(int rank, int size, const std::string& socket_path, const std::string& key)
-      : rank_(rank), size_(size), reader_(wire::kMaxPayload) {
+      : rank_(rank), size_(size), hosts_(one_host(size)), reader_(wire::kMaxPayload) {
     connect_to(socket_path);
     try {
       handshake(key);
@@ -70,6 +70,8 @@ class LocalBootstrap final : public Bootstrap {
     const int n = cores != nullptr ? std::atoi(cores) : 0;
     return n > 0 ? n : 0;
   }
+  // `grove run` starts every rank on its own host.
+  const Hosts& hosts() const override { return hosts_; }
 
   std::vector<Blob> allgather(std::span<const std::byte> mine) override {
     auto reply = collective(wire::FrameType::allgather_request, mine, "allgather");
@@ -279,6 +281,7 @@ class LocalBootstrap final : public Bootstrap {
 
   int rank_;
   int size_;
+  Hosts hosts_;
   int fd_ = -1;
   bool closed_ = false;  // the launcher closed its end (or the connection broke)
   uint64_t seq_ = 0;     // number of the last collective this rank started

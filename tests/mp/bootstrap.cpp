@@ -10,6 +10,16 @@
 //   mp_bootstrap badkey           the last rank is refused with a wrong key and as a
 //                                 duplicate, then joins properly; the job completes
 //   mp_bootstrap param NAME VALUE NAME is VALUE and came from --param
+//   mp_bootstrap notify RANK HOW  as notify, and the notice's text contains HOW
+//   mp_bootstrap notice RANK HOW  rank RANK exits 1 after the first round; every survivor
+//                                 waits for the notice naming it (survivors that end after
+//                                 it may be reported too), checks it, prints "notice ok: rank R"
+//   mp_bootstrap hosts BACKEND H P PREFIX
+//                                 the backend is BACKEND and the ranks run P per host on H
+//                                 hosts in rank order, named PREFIX0, PREFIX1, ... (PREFIX
+//                                 "-": this machine's name); then the full check
+//   mp_bootstrap late RANK MS     rank RANK starts its bootstrap MS ms late; the others must
+//                                 fail with a named timeout
 //
 // Exit status: 0 when every check passed, 3 on a wrong result, 1 on a grove::Error.
 
@@ -24,7 +34,9 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "bootstrap/backends.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "core/params.hpp"
 #include "core/timeouts.hpp"
@@ -98,13 +110,46 @@ grove::FailureNotice wait_for_notice(Bootstrap& b) {
   }
 }
 
-void notify_mode(Bootstrap& b, int leaver) {
+// The one notice a survivor gets when `leaver` exits after the first round.
+grove::FailureNotice expect_notice(Bootstrap& b, int leaver, const std::string& how) {
   allgather_round(b, 0);
   if (b.rank() == leaver) std::exit(1);
   const grove::FailureNotice notice = wait_for_notice(b);
   check(notice.rank == leaver && notice.version == 1,
         fmt::format("notice: rank {} version {} ({}), expected rank {} version 1", notice.rank,
                     notice.version, notice.how, leaver));
+  check(notice.how.find(how) != std::string::npos,
+        fmt::format("notice says '{}', expected '{}' in it", notice.how, how));
+  return notice;
+}
+
+// Without a collective after the departure (see the header): a survivor that
+// is done leaves, and others may learn of that too, in any order.
+void notice_mode(Bootstrap& b, int leaver, const std::string& how) {
+  allgather_round(b, 0);
+  if (b.rank() == leaver) std::exit(1);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(grove::timeout_ms());
+  uint64_t last_version = 0;
+  for (;;) {
+    for (const grove::FailureNotice& notice : b.poll_notices()) {
+      check(notice.version == last_version + 1,
+            fmt::format("notice version {} after {}", notice.version, last_version));
+      last_version = notice.version;
+      if (notice.rank != leaver) continue;
+      check(notice.how.find(how) != std::string::npos,
+            fmt::format("notice says '{}', expected '{}' in it", notice.how, how));
+      fmt::print("notice ok: rank {}\n", b.rank());
+      return;
+    }
+    check(std::chrono::steady_clock::now() < deadline, "no notice of the leaver within timeout_ms");
+    pollfd p{b.notice_fd(), POLLIN, 0};
+    ::poll(&p, 1, 1000);
+  }
+}
+
+void notify_mode(Bootstrap& b, int leaver, const std::string& how) {
+  const grove::FailureNotice notice = expect_notice(b, leaver, how);
   grove::FailureView view;
   view.apply(notice);
   allgather_round(b, 1, view);
@@ -152,9 +197,47 @@ int badkey_mode() {
   return 0;
 }
 
+// The rank this process will be, before any bootstrap exists.
+int rank_from_environment() {
+  for (const char* name : {"GROVE_JOB_RANK", "PMIX_RANK"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
+}
+
+void hosts_mode(Bootstrap& b, const std::string& backend, int hosts, int per_host,
+                const std::string& prefix) {
+  check(b.name() == backend, fmt::format("backend '{}', expected '{}'", b.name(), backend));
+  check(b.size() == hosts * per_host,
+        fmt::format("{} ranks, expected {} hosts x {}", b.size(), hosts, per_host));
+  check(b.hosts().count() == hosts, fmt::format("{} hosts, expected {}", b.hosts().count(), hosts));
+  for (int r = 0; r < b.size(); ++r) {
+    const int host = r / per_host;
+    check(b.host_of(r) == host,
+          fmt::format("rank {} on host {}, expected {}", r, b.host_of(r), host));
+  }
+  for (int h = 0; h < hosts; ++h) {
+    const std::string expected =
+        prefix == "-" ? grove::this_host_name() : prefix + std::to_string(h);
+    check(b.hosts().names[static_cast<size_t>(h)] == expected,
+          fmt::format("host {} is named '{}', expected '{}'", h,
+                      b.hosts().names[static_cast<size_t>(h)], expected));
+  }
+  std::vector<int> mine;
+  for (int r = b.rank() / per_host * per_host; r < (b.rank() / per_host + 1) * per_host; ++r)
+    mine.push_back(r);
+  check(b.local_peers() == mine,
+        fmt::format("rank {}: local peers {}, expected {}", b.rank(),
+                    fmt::join(b.local_peers(), ","), fmt::join(mine, ",")));
+  full_check(b);
+  if (b.rank() == 0) fmt::print("hosts ok: {} hosts x {} ranks ({})\n", hosts, per_host, backend);
+}
+
 int run(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "badkey") return badkey_mode();
+  if (mode == "late" && rank_from_environment() == arg_int(argc, argv, 2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(arg_int(argc, argv, 3)));
+  }
   auto b = grove::bootstrap_from_environment();
   if (mode.empty()) {
     full_check(*b);
@@ -182,7 +265,15 @@ int run(int argc, char** argv) {
     for (;;)
       ::pause();
   } else if (mode == "notify") {
-    notify_mode(*b, arg_int(argc, argv, 2));
+    notify_mode(*b, arg_int(argc, argv, 2), argc > 3 ? argv[3] : "");
+  } else if (mode == "notice") {
+    notice_mode(*b, arg_int(argc, argv, 2), argc > 3 ? argv[3] : "");
+  } else if (mode == "hosts") {
+    check(argc > 5, "hosts BACKEND H P PREFIX");
+    hosts_mode(*b, argv[2], arg_int(argc, argv, 3), arg_int(argc, argv, 4), argv[5]);
+  } else if (mode == "late") {
+    full_check(*b);
+    throw CheckFailed{"the job started although a rank was late beyond timeout_ms"};
   } else if (mode == "param") {
     check(argc > 3, "param NAME VALUE");
     const auto& entry = grove::params::Registry::global().get(argv[2]);
@@ -199,15 +290,15 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* rank = std::getenv("GROVE_JOB_RANK");
+  const std::string rank = std::to_string(rank_from_environment());
   try {
     return run(argc, argv);
   } catch (const CheckFailed& e) {
-    fmt::print(stderr, "mp_bootstrap rank {}: check failed: {}\n", rank ? rank : "0", e.what);
+    fmt::print(stderr, "mp_bootstrap rank {}: check failed: {}\n", rank, e.what);
     return 3;
   } catch (const grove::Error& e) {
-    fmt::print(stderr, "mp_bootstrap rank {}: {}: {}\n", rank ? rank : "0",
-               grove::errc_name(e.code()), e.what());
+    fmt::print(stderr, "mp_bootstrap rank {}: {}: {}\n", rank, grove::errc_name(e.code()),
+               e.what());
     return 1;
   }
 }

@@ -11,15 +11,27 @@
 //                        a second fence compares a digest of every survivor's
 //                        bytes. Run with --on-failure=notify; prints
 //                        "fence kill ok: S survivors, K kills, R replays".
+//   mp_fence drop R1,R2.. the ranks listed are on a host that drops out of the
+//                        network (the test cuts its link once rank 0 prints
+//                        "drop ready"): fences repeat until the others see
+//                        exactly those ranks departed, with identical bytes;
+//                        prints "fence drop ok: S survivors, departed R1,R2..".
+//                        The cut-off ranks stop once they see every other
+//                        rank departed ("cut off: rank R"). Bounded by
+//                        timeout_ms; run with a short pmix_watch_timeout_ms.
 //
 // Exit status: 0 when every check passed, 3 on a wrong result, 1 on a grove::Error.
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,6 +39,7 @@
 
 #include "api/comm_state.hpp"
 #include "coll/allgather.hpp"
+#include "core/timeouts.hpp"
 #include "grove/grove.hpp"
 #include "runtime/fence_engine.hpp"
 #include "topo/live_tree.hpp"
@@ -171,6 +184,74 @@ int kill_rounds(grove::Session& session, int rounds) {
   return 0;
 }
 
+std::set<int> parse_ranks(const std::string& list) {
+  std::set<int> out;
+  size_t at = 0;
+  while (at < list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    out.insert(std::atoi(list.substr(at, comma - at).c_str()));
+    at = comma + 1;
+  }
+  return out;
+}
+
+int drop_rounds(grove::Session& session, const std::set<int>& cut) {
+  grove::Comm& world = session.world();
+  const int n = world.size();
+  const int me = world.rank();
+  {
+    grove::FenceRequest warm = world.ifence(blob(me, 0));
+    check_result(warm.wait(), warm.departed(), n, 0);
+  }
+  if (me == 0) {
+    fmt::print("drop ready\n");
+    std::fflush(stdout);
+  }
+  const bool cut_off = cut.count(me) != 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(grove::timeout_ms());
+  std::set<int> departed;
+  for (int round = 1;; ++round) {
+    check(std::chrono::steady_clock::now() < deadline,
+          fmt::format("rank {}: after {} fences within timeout_ms the departed set is still {}", me,
+                      round - 1, fmt::join(departed, ",")));
+    grove::FenceRequest request = world.ifence(blob(me, round));
+    const std::vector<Blob> all = request.wait();
+    check_result(all, request.departed(), n, round);
+    departed.insert(request.departed().begin(), request.departed().end());
+    if (cut_off && static_cast<int>(departed.size()) == n - static_cast<int>(cut.size())) {
+      fmt::print("cut off: rank {} sees {} departed\n", me, departed.size());
+      return 0;
+    }
+    if (!cut_off) {
+      // Departures may be learned one fence apart, never beyond the cut host.
+      check(std::includes(cut.begin(), cut.end(), departed.begin(), departed.end()),
+            fmt::format("rank {}: departed {}, expected only ranks of {}", me,
+                        fmt::join(departed, ","), fmt::join(cut, ",")));
+      if (departed == cut) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // The survivors compare their bytes once more.
+  const uint64_t mine = digest(world.fence(blob(me, 1000)));
+  Blob mine_bytes(sizeof mine);
+  std::memcpy(mine_bytes.data(), &mine, sizeof mine);
+  const std::vector<Blob> digests = world.fence(mine_bytes);
+  for (int r = 0; r < n; ++r) {
+    if (cut.count(r)) continue;
+    check(digests[static_cast<size_t>(r)] == mine_bytes,
+          fmt::format("rank {} holds different bytes than rank {}", r, me));
+  }
+  int first_alive = 0;
+  while (cut.count(first_alive))
+    ++first_alive;
+  if (me == first_alive) {
+    fmt::print("fence drop ok: {} survivors, departed {}\n", n - static_cast<int>(cut.size()),
+               fmt::join(cut, ","));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +259,8 @@ int main(int argc, char** argv) {
     grove::Session session;
     if (argc >= 3 && std::strcmp(argv[1], "kill") == 0)
       return kill_rounds(session, std::atoi(argv[2]));
+    if (argc >= 3 && std::strcmp(argv[1], "drop") == 0)
+      return drop_rounds(session, parse_ranks(argv[2]));
     return basic(session);
   } catch (const CheckFailed& failed) {
     fmt::print(stderr, "mp_fence: check failed: {}\n", failed.what);

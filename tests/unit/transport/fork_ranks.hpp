@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/backends.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "transport/transport.hpp"
 
@@ -21,10 +22,12 @@ namespace grove::testing {
 
 class ForkBootstrap final : public Bootstrap {
  public:
-  ForkBootstrap(int rank, int size, int fd) : rank_(rank), size_(size), fd_(fd) {}
+  ForkBootstrap(int rank, int size, int fd)
+      : rank_(rank), size_(size), fd_(fd), hosts_(one_host(size)) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "fork-test"; }
+  const Hosts& hosts() const override { return hosts_; }
   // Frames: [uint64 length][bytes]. Bounded by 60 s; throws grove::Error.
   std::vector<Blob> allgather(std::span<const std::byte> mine) override;
   void barrier() override { allgather({}); }
@@ -35,6 +38,7 @@ class ForkBootstrap final : public Bootstrap {
   int rank_;
   int size_;
   int fd_;
+  Hosts hosts_;
 };
 
 // How one child ended: exited with `code`, or killed by `signal`.
