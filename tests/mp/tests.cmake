@@ -77,7 +77,50 @@ add_test(NAME launcher.bind_to_none
 add_test(NAME launcher.bind_to_bad
          COMMAND ${GROVE_EXPECT} 2 --match "--bind-to 'socket' is not one of: core, none"
                  -- ${GROVE_TOOL} run -n 2 --bind-to socket true)
+# -n beyond what one machine can start is refused before anything starts:
+# the hard cap (launcher.hpp, kMaxRanks) and the user's process limit.
+add_test(NAME launcher.too_many_ranks
+         COMMAND ${GROVE_EXPECT} 2 --match "-n 100000 is more than the 4096 ranks"
+                 -- ${GROVE_TOOL} run -n 100000 true)
+add_test(NAME launcher.ranks_over_nproc
+         COMMAND ${GROVE_EXPECT} 2 --match "RLIMIT_NPROC, ulimit -u: 20"
+                 -- prlimit --nproc=20 ${GROVE_TOOL} run -n 20 true)
+# A fork that fails part way (tests/mp/preload/spawn_faults.cpp: the third
+# fork fails as at RLIMIT_NPROC): the error names it, the two ranks started
+# are killed (they would sleep 600 s), and nothing else is signalled: no
+# kill(1, ...) or kill(-1, ...) for the ranks that never existed.
+set(SPAWN_FAULTS $<TARGET_FILE:spawn_faults>)
+add_test(NAME launcher.fork_fails
+         COMMAND ${GROVE_EXPECT} 1 --match "grove run: fork[(][)]: Resource temporarily unavailable"
+                 --absent "spawn_faults: refused kill"
+                 -- env LD_PRELOAD=${SPAWN_FAULTS} SPAWN_FAULTS_FORK_FAIL_AFTER=2
+                    ${GROVE_TOOL} run -n 4 sleep 600)
+# A signal that reaches a rank between its fork and its exec acts on the
+# rank (here SIGTERM ends it) instead of running the launcher's handler,
+# which would report it as a signal to the launcher and forward it.
+add_test(NAME launcher.signal_before_exec
+         COMMAND ${GROVE_EXPECT} 143 --match "^grove run: rank [01] killed by signal 15"
+                 --absent "received signal" --absent "spawn_faults: refused kill"
+                 -- env LD_PRELOAD=${SPAWN_FAULTS} SPAWN_FAULTS_SIGNAL_BEFORE_EXEC=15
+                    ${GROVE_TOOL} run -n 2 true)
+set_tests_properties(launcher.fork_fails launcher.signal_before_exec PROPERTIES
+                     ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0")
+# 300 connections that never finish a hello, opened before any rank
+# connects, must not lock the ranks out (rendezvous.cpp: the longest-waiting
+# stranger makes room; run_hello_timeout_ms closes them).
+add_test(NAME launcher.idle_connections
+         COMMAND ${GROVE_EXPECT} 0 --match "flood ok: 4 ranks admitted past 300 idle connections"
+                 -- ${GROVE_TOOL} run -n 4 ${MP_BOOTSTRAP} flood 300)
+# A launcher killed with SIGKILL leaves its run directory; the next
+# `grove run` removes it, and leaves a live launcher's alone.
+add_test(NAME launcher.stale_run_directory
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/stale_sweep.sh ${GROVE_TOOL})
+set_tests_properties(launcher.stale_run_directory PROPERTIES
+                     PASS_REGULAR_EXPRESSION "stale sweep ok")
+
 set_tests_properties(
+  launcher.too_many_ranks launcher.ranks_over_nproc launcher.fork_fails
+  launcher.signal_before_exec launcher.idle_connections launcher.stale_run_directory
   launcher.exit_code launcher.exit_code_plain_program launcher.non_grove_program
   launcher.killed_rank launcher.timeout launcher.sigterm_forwarded
   launcher.early_exit_fails_collective launcher.zero_ranks launcher.missing_program
