@@ -276,3 +276,52 @@ endforeach()
 add_test(NAME docs.readme_algorithms
          COMMAND ${CMAKE_SOURCE_DIR}/scripts/readme-algorithms.sh ${GROVE_TOOL} --check)
 set_tests_properties(docs.readme_algorithms PROPERTIES TIMEOUT 30)
+
+# ---- bad command lines: every subcommand exits with 2 and names the cause
+# (tools/usage.hpp), CLI11's own errors included; nothing runs or prints
+# before the refusal. Each entry: name, message, then the arguments.
+set(GROVE_BAD_COMMAND_LINES
+  "no_subcommand|A subcommand is required|"
+  "unknown_subcommand|A subcommand is required|nosuch"
+  "unknown_option|not expected|params --nosuch"
+  "bench_unknown_algo|--algo 'nosuch' for bcast|bench --coll bcast --algo nosuch"
+  "bench_negative_cell_time|--cell-time: Value -1 not in range|bench --cell-time -1"
+  "bench_zero_min_iters|--min-iters: Value 0 not in range|bench --min-iters 0"
+  "bench_bad_sizes|'x' is not a byte count|bench --sizes x"
+  "bench_bad_cadence|--cadence 'x'|bench --cadence x"
+  "bench_compare_one_file|--compare: At least 2 required|bench --compare a.tsv"
+  "sim_zero_ranks|--ranks: Value 0 not in range|sim bcast -n 0"
+  "sim_unknown_collective|no collective 'nosuch'|sim nosuch"
+  "sim_unknown_algo|unknown algorithm 'nosuch'|sim bcast --algo nosuch"
+  "sim_bad_size|--size: 'x' is not a byte count|sim bcast --size x"
+  "sim_root_out_of_range|root 99 is outside|sim bcast -n 4 --root 99"
+  "sim_negative_alpha|alpha_us = -1 must be >= 0|sim bcast --alpha -1"
+  "sim_missing_plogp_table|cannot be read|sim bcast --plogp /nonexistent/table"
+  "model_check_unknown_coll|--coll 'nosuch': no closed form|model check --coll nosuch"
+  "model_check_zero_ranks|-n 0 is outside its range|model check -n 0"
+  "model_radix_bad_segment|--segment: 'x' is not a byte count|model radix --segment x --no-sim"
+  "model_radix_one_rank|-n 1: need 2..2\\^20|model radix -n 1"
+  "fence_campaign_zero_ranks|--sizes 0 is outside its range|fence campaign --sizes 0"
+  "fence_campaign_negative_random|--random: Value -1 not in range|fence campaign --random -1"
+  "fence_campaign_radix_one|--routing 1 is outside its range|fence campaign --routing 1"
+  "fence_compare_zero_ranks|--sizes 0 is outside its range|fence compare --sizes 0"
+  "fence_compare_bad_payload|--payloads: 'x' is not a byte count|fence compare --payloads x"
+  "run_bad_ranks|-n 'x' is not a number of ranks|run -n x true"
+)
+set(cli_tests "")
+foreach(entry ${GROVE_BAD_COMMAND_LINES})
+  string(REPLACE "|" ";" fields "${entry}")
+  list(GET fields 0 name)
+  list(GET fields 1 message)
+  list(GET fields 2 arguments)
+  separate_arguments(arguments UNIX_COMMAND "${arguments}")
+  add_test(NAME cli.${name}
+           COMMAND ${GROVE_EXPECT} 2 --match "${message}" -- ${GROVE_TOOL} ${arguments})
+  list(APPEND cli_tests cli.${name})
+endforeach()
+# An unknown collective is refused before the bench prints its header.
+add_test(NAME cli.bench_unknown_coll
+         COMMAND ${GROVE_EXPECT} 2 --match "unknown collective 'nosuch'" --absent "# grove bench"
+                 -- ${GROVE_TOOL} bench --coll nosuch)
+list(APPEND cli_tests cli.bench_unknown_coll)
+set_tests_properties(${cli_tests} PROPERTIES TIMEOUT 60)
