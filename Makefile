@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 GROVE := $(BUILD_DIR)/tools/grove
 RUN_RANKS ?= 4
 
-.PHONY: all deps configure build run test test-cluster format docs clean
+.PHONY: all deps configure build run test test-cluster test-asan test-tsan fuzz format docs clean
 
 all: build
 
@@ -36,8 +36,45 @@ test-cluster: build
 docs: build
 	scripts/readme-algorithms.sh $(GROVE) --write
 
+# Sanitizer builds, each in its own directory (docs/reliability.md).
+# CTEST_ARGS narrows the run, e.g. CTEST_ARGS='-LE large' (what CI runs:
+# the unit tests and the multi-process tests at N <= 4).
+ASAN_DIR ?= build-asan
+TSAN_DIR ?= build-tsan
+CTEST_ARGS ?=
+# ThreadSanitizer cannot follow UCX's memory hooks: they are switched off.
+TSAN_ENV := UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
+
+$(ASAN_DIR)/build.ninja:
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DGROVE_SANITIZE=address,undefined
+
+$(TSAN_DIR)/build.ninja:
+	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGROVE_SANITIZE=thread
+
+test-asan: deps $(ASAN_DIR)/build.ninja
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# libFuzzer targets (tests/fuzz/), built with clang in their own directory;
+# each runs for FUZZ_SECONDS.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_DIR)/build.ninja:
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DGROVE_FUZZ=ON
+
+fuzz: deps $(FUZZ_DIR)/build.ninja
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	bash scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+test-tsan: deps $(TSAN_DIR)/build.ninja
+	cmake --build $(TSAN_DIR) -j $(JOBS)
+	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
 format:
 	find src include tools tests bench examples -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

@@ -9,6 +9,8 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
+  # `make fuzz` (tests/fuzz/): clang with libFuzzer's runtime.
+  clang libclang-rt-14-dev
   # Peers of `grove bench --peers` (bench/peers/); optional at build time.
   # Open MPI's mpirun also starts grove programs in the tests (tests/pmix/).
   openmpi-bin libopenmpi-dev mpich libmpich-dev libgloo-dev

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "core/params.hpp"
 #include "grove/error.hpp"
 #include "grove/session.hpp"
 #include "suite/modes.hpp"
@@ -56,6 +57,9 @@ int run_bench(const BenchArgs& args) {
   options.warmup = args.warmup;
   options.min_iterations = args.min_iterations;
   options.max_iterations = args.max_iterations;
+  // Bad names are refused before the session starts and anything is printed.
+  params::load_process_params();
+  bench::check_options(options);
 
   Session session;
   const bool leader = session.rank() == 0;

@@ -16,6 +16,7 @@
 #include "model/radix.hpp"
 #include "model/release.hpp"
 #include "sim_options.hpp"
+#include "usage.hpp"
 
 namespace grove::tools {
 namespace {
@@ -33,8 +34,21 @@ struct CampaignArgs {
   ModelOptions model;
 };
 
+// A fence needs two ranks to have a relay; radices below 2 are no trees.
+void check_fence_shape(const std::vector<int>& sizes, const std::vector<int>& release,
+                       const std::vector<int>& routing) {
+  for (int n : sizes)
+    require_range("--sizes", n, 2, 1 << 20);
+  for (int r : release)
+    require_range("--release", r, 2, 1 << 20);
+  for (int r : routing)
+    require_range("--routing", r, 2, 1 << 20);
+}
+
 int run_campaign(const CampaignArgs& a) {
   params::load_process_params();
+  check_fence_shape(a.sizes, a.release, a.routing);
+  require_range("--random-max-size", static_cast<int64_t>(a.random_max_size), 2, 1 << 20);
   runtime::FenceCampaign campaign;
   campaign.sizes = a.sizes;
   campaign.release_radices = a.release;
@@ -45,7 +59,7 @@ int run_campaign(const CampaignArgs& a) {
   campaign.max_steps = a.max_steps;
   campaign.seed = a.seed;
   campaign.generations = a.generations;
-  const sim::SimConfig config = a.model.config();
+  const sim::SimConfig config = interpret_options([&] { return a.model.config(); });
   fmt::print(
       "fence campaign: sizes [{}], release radices [{}], routing radices [{}], {} fences "
       "per run\nmodel: {}\n",
@@ -98,7 +112,12 @@ double simulated_kary_release_us(int n, int r, size_t bytes, sim::SimConfig conf
 
 int run_compare(const CompareArgs& a) {
   params::load_process_params();
-  const sim::SimConfig finite = a.model.config();
+  check_fence_shape(a.sizes, a.release, {a.routing});
+  interpret_options([&] {
+    for (const std::string& text : a.payloads)
+      params::parse_bytes(text, "--payloads");
+  });
+  const sim::SimConfig finite = interpret_options([&] { return a.model.config(); });
   sim::SimConfig infinite = finite;
   infinite.bandwidth_gbps = 1e6;
   fmt::print("release coverage (root starts the release -> last rank holds it), us\n");
@@ -154,13 +173,15 @@ const RegisterCommand fence_command{{
       c->add_option("--sizes", campaign->sizes, "Rank counts")->delimiter(',');
       c->add_option("--release", campaign->release, "Release radices")->delimiter(',');
       c->add_option("--routing", campaign->routing, "Routing (rollup) radices")->delimiter(',');
-      c->add_option("--random", campaign->random, "Random double/triple-failure runs");
+      c->add_option("--random", campaign->random, "Random double/triple-failure runs")
+          ->check(CLI::Range(0, 100000000));
       c->add_option("--random-max-size", campaign->random_max_size,
                     "Largest rank count used by random runs");
       c->add_flag("--kill-root", campaign->kill_root,
                   "Every random run kills the root (and one or two other ranks)");
       c->add_option("--max-steps", campaign->max_steps,
-                    "Kill each relay at most at this many steps, evenly spread (0: every step)");
+                    "Kill each relay at most at this many steps, evenly spread (0: every step)")
+          ->check(CLI::Range(0, 100000000));
       c->add_option("--campaign-seed", campaign->seed, "Seed of the random runs");
       c->add_option("--fences", campaign->generations, "Fences per run, back to back")
           ->check(CLI::Range(1, 64));

@@ -31,7 +31,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help) and has a code per kind of
+    // error (105, 106, ...); every bad command line exits with 2, as the
+    // errors grove itself finds in arguments (Errc::usage) do.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     return action ? action() : 0;

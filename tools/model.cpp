@@ -16,6 +16,7 @@
 #include "grove/error.hpp"
 #include "model/radix.hpp"
 #include "model/release.hpp"
+#include "usage.hpp"
 
 namespace grove::tools {
 namespace {
@@ -130,8 +131,13 @@ int run_radix(const RadixArgs& a) {
     throw Error(Errc::usage, "--t must be >= 1, --bw > 0, --alpha and --c >= 0");
   for (int n : a.ranks)
     if (n < 2 || n > (1 << 20)) throw Error(Errc::usage, fmt::format("-n {}: need 2..2^20", n));
-  const sim::SimConfig config = release_config(a.p);
-  const uint64_t segment = a.segment.empty() ? 0 : params::parse_bytes(a.segment, "--segment");
+  const sim::SimConfig config = interpret_options([&] { return release_config(a.p); });
+  const uint64_t segment = interpret_options(
+      [&] { return a.segment.empty() ? 0 : params::parse_bytes(a.segment, "--segment"); });
+  interpret_options([&] {
+    for (const std::string& size : a.sizes)
+      params::parse_bytes(size, "--size");
+  });
   const std::vector<int> pipe_radices = parse_radices(a.pipeline_radices);
   std::FILE* curve = nullptr;
   if (!a.curve.empty()) {
@@ -262,6 +268,20 @@ struct CheckArgs {
 
 int run_check(const CheckArgs& a) {
   params::load_process_params();
+  for (const std::string& name : a.only) {
+    const auto& forms = model::closed_forms();
+    if (std::none_of(forms.begin(), forms.end(),
+                     [&](const model::ClosedForm& f) { return f.collective == name; })) {
+      throw Error(Errc::usage,
+                  fmt::format("--coll '{}': no closed form for that collective", name));
+    }
+  }
+  for (int n : a.ranks)
+    require_range("-n", n, 1, 1 << 20);
+  interpret_options([&] {
+    for (const std::string& size : a.sizes)
+      params::parse_bytes(size, "--size");
+  });
   fmt::print("collective\talgorithm\tP\tbytes\tmodel\tformula_us\tsim_us\tgap\texact\tagrees\n");
   int bad = 0;
   for (const model::ClosedForm& form : model::closed_forms()) {

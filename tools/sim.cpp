@@ -9,6 +9,7 @@
 #include "grove/error.hpp"
 #include "sim_options.hpp"
 #include "transport/sim/trace.hpp"
+#include "usage.hpp"
 
 namespace grove::tools {
 namespace {
@@ -27,18 +28,22 @@ struct SimArgs {
 
 int run_sim(const SimArgs& args) {
   params::load_process_params();
-  sim::SimConfig config = args.model.config();
-  config.data = args.data == "real" ? sim::DataMode::real : sim::DataMode::sizes;
-  model::JobShape shape;
-  shape.collective = args.collective;
-  shape.algorithm = args.algorithm;
-  shape.size = args.size;
-  shape.bytes = params::parse_bytes(args.bytes, "--size");
-  shape.root = args.root;
-  const model::SimJob job = model::make_sim_job(shape);
-
+  sim::SimConfig config;
   std::unique_ptr<sim::TraceTsvWriter> trace;
-  if (!args.trace.empty()) trace = std::make_unique<sim::TraceTsvWriter>(args.trace);
+  // Everything the command line names is checked before the simulation.
+  const model::SimJob job = interpret_options([&] {
+    config = args.model.config();
+    config.data = args.data == "real" ? sim::DataMode::real : sim::DataMode::sizes;
+    model::JobShape shape;
+    shape.collective = args.collective;
+    shape.algorithm = args.algorithm;
+    shape.size = args.size;
+    shape.bytes = params::parse_bytes(args.bytes, "--size");
+    shape.root = args.root;
+    model::SimJob made = model::make_sim_job(shape);
+    if (!args.trace.empty()) trace = std::make_unique<sim::TraceTsvWriter>(args.trace);
+    return made;
+  });
   model::SimOptions options;
   options.per_rank = args.per_rank;
   options.trace = trace.get();

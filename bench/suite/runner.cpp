@@ -94,6 +94,32 @@ std::string_view cadence_name(Cadence cadence) {
   return cadence == Cadence::isolated ? "isolated" : "streaming";
 }
 
+void check_options(const RunOptions& options) {
+  const auto drivers = all_drivers();
+  for (const std::string& wanted : options.collectives) {
+    const bool known = std::any_of(drivers.begin(), drivers.end(),
+                                   [&](const auto& d) { return d->name() == wanted; });
+    if (!known)
+      throw Error(Errc::usage, fmt::format("grove bench: unknown collective '{}'", wanted));
+  }
+  if (options.algorithm == "all") return;
+  // The registry judges the name (auto included) exactly as each cell will
+  // set it; set and restored at once.
+  for (const auto& driver : drivers) {
+    if (!options.collectives.empty() &&
+        std::find(options.collectives.begin(), options.collectives.end(), driver->name()) ==
+            options.collectives.end()) {
+      continue;
+    }
+    try {
+      params::ScopedSet probe(driver->algorithm_param(), options.algorithm);
+    } catch (const Error& e) {
+      throw Error(Errc::usage, fmt::format("grove bench: --algo '{}' for {}: {}", options.algorithm,
+                                           driver->name(), e.what()));
+    }
+  }
+}
+
 std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
                                   const std::function<void(size_t, size_t)>& on_cell) {
   struct Planned {
@@ -101,14 +127,9 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
     std::string algorithm;
     size_t bytes;
   };
+  check_options(options);
   auto drivers = all_drivers();
   std::vector<Planned> plan;
-  for (const std::string& wanted : options.collectives) {
-    const bool known = std::any_of(drivers.begin(), drivers.end(),
-                                   [&](const auto& d) { return d->name() == wanted; });
-    if (!known)
-      throw Error(Errc::usage, fmt::format("grove bench: unknown collective '{}'", wanted));
-  }
   for (auto& driver : drivers) {
     if (!options.collectives.empty() &&
         std::find(options.collectives.begin(), options.collectives.end(), driver->name()) ==

@@ -45,6 +45,11 @@ struct CellResult {
 
 std::string_view cadence_name(Cadence cadence);
 
+// Throws grove::Error(usage) naming the first unknown collective, or an
+// --algo that is not "all" and not an algorithm of a chosen collective;
+// run_cells calls it first, `grove bench` before it prints anything.
+void check_options(const RunOptions& options);
+
 // Collective over `comm`; returns the results on rank 0 (empty elsewhere).
 // `on_cell` (rank 0 only) reports progress after each cell.
 std::vector<CellResult> run_cells(

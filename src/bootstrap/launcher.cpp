@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "bootstrap/job_env.hpp"
+#include "bootstrap/job_identity.hpp"
 #include "bootstrap/output.hpp"
 #include "bootstrap/rendezvous.hpp"
 #include "bootstrap/spawn.hpp"
@@ -88,6 +89,7 @@ class SignalGuard {
     ::close(fds_[1]);
   }
   int read_fd() const { return fds_[0]; }
+  std::vector<int> descriptors() const { return {fds_[0], fds_[1]}; }
   // Signals received since the last call, SIGCHLD and SIGPIPE left out.
   std::vector<int> take() {
     std::vector<int> out;
@@ -110,6 +112,40 @@ void raise_descriptor_limit() {
   if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
     limit.rlim_cur = limit.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// The descriptors the launcher keeps besides the ranks' (its self-pipe, the
+// listening socket, standard streams, a few opened on the way).
+constexpr rlim_t kLauncherDescriptors = 64;
+
+void check_rank_limit(int ranks) {
+  if (ranks > kMaxRanks) {
+    throw Error(Errc::usage, fmt::format("grove run: -n {} is more than the {} ranks grove run "
+                                         "starts on one machine",
+                                         ranks, kMaxRanks));
+  }
+  const auto n = static_cast<rlim_t>(ranks);
+  // Every rank is a process of this user, and so is the launcher: more
+  // would make fork fail part way through the start.
+  rlimit procs{};
+  if (::getrlimit(RLIMIT_NPROC, &procs) == 0 && procs.rlim_cur != RLIM_INFINITY &&
+      n + 1 > procs.rlim_cur) {
+    throw Error(Errc::usage,
+                fmt::format("grove run: -n {} ranks and the launcher are more processes than "
+                            "this user may have (RLIMIT_NPROC, ulimit -u: {})",
+                            ranks, procs.rlim_cur));
+  }
+  // Each rank costs the launcher up to three descriptors (its connection
+  // and, with --tag-output, two output pipes); raise_descriptor_limit()
+  // raises the soft limit to the hard one.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY &&
+      3 * n + kLauncherDescriptors > files.rlim_max) {
+    throw Error(Errc::usage,
+                fmt::format("grove run: -n {} ranks need {} descriptors in the launcher, more "
+                            "than its limit (RLIMIT_NOFILE, ulimit -Hn: {})",
+                            ranks, 3 * n + kLauncherDescriptors, files.rlim_max));
   }
 }
 
@@ -153,6 +189,7 @@ void validate(const LaunchOptions& options) {
     throw Error(Errc::usage,
                 fmt::format("grove run: -n must be at least 1 (got {})", options.ranks));
   }
+  check_rank_limit(options.ranks);
   if (options.command.empty()) {
     throw Error(Errc::usage, "grove run: no program given (grove run -n N PROGRAM ARGS...)");
   }
@@ -200,6 +237,7 @@ class Job {
     request.path = path;
     request.argv = options.command;
     request.capture_output = options.tag_output;
+    request.close_in_child = signals_.descriptors();
     std::vector<std::string> env = base_environment(options, rz_);
     const std::vector<int> cpus = options.bind_to_core ? allowed_cpus() : std::vector<int>{};
     if (!cpus.empty()) env.push_back(fmt::format("{}={}", job_env::kCores, cpus.size()));
@@ -215,6 +253,7 @@ class Job {
         const SpawnedRank spawned = spawn_rank(request);
         Process& p = ranks_[static_cast<size_t>(rank)];
         p.pid = spawned.pid;
+        p.alive = true;
         if (options.tag_output) {
           outputs_.emplace_back(spawned.out_fd, STDOUT_FILENO, rank);
           outputs_.emplace_back(spawned.err_fd, STDERR_FILENO, rank);
@@ -222,6 +261,9 @@ class Job {
         ++live_;
       }
     } catch (...) {
+      // The ranks started so far are stopped by the launcher, not failing:
+      // their ends are not reported, the spawn error is.
+      stop_ = Stop::failure;
       signal_live(SIGKILL);
       while (live_ > 0 && reap(true)) {
       }
@@ -232,9 +274,11 @@ class Job {
   int run();
 
  private:
+  // A slot per rank; a rank whose spawn never happened (a fork failed
+  // before it) has no pid and is never signalled or waited for.
   struct Process {
     pid_t pid = -1;
-    bool alive = true;
+    bool alive = false;  // spawned and not yet reaped
   };
   enum class Stop { none, failure, timeout, signal };
 
@@ -292,8 +336,9 @@ void Job::on_exit(int rank, int status) {
 }
 
 void Job::signal_live(int sig) {
+  // alive implies a real pid > 1: never kill(-1, ...) or a group that is not a rank's.
   for (const Process& p : ranks_)
-    if (p.alive) ::kill(-p.pid, sig);  // the rank's whole process group
+    if (p.alive && p.pid > 1) ::kill(-p.pid, sig);  // the rank's whole process group
 }
 
 void Job::stop(Stop why) {
@@ -412,8 +457,17 @@ int run_job(const LaunchOptions& options) {
   apply_params(options);
   const std::string path = find_program(options.command.front());
   raise_descriptor_limit();
-  Job job(options, path);
-  return job.run();
+  // Run directories and segments of jobs that died without removing them
+  // (a launcher or rank killed by SIGKILL) go before this job starts, and
+  // whatever this job's ranks left behind when it ends.
+  job::sweep_stale_resources(run_directory_parent());
+  int status = 0;
+  {
+    Job job(options, path);
+    status = job.run();
+  }
+  job::sweep_stale_resources(run_directory_parent());
+  return status;
 }
 
 }  // namespace grove::launch

@@ -28,11 +28,18 @@ struct LaunchOptions {
   bool bind_to_core = true;
 };
 
+// The most ranks `grove run` starts on one machine. A job that large is
+// already 8 ranks per CPU on a 512-CPU host; beyond it a typo (`-n 100000`)
+// would fork until the system's process table is full. The user's
+// RLIMIT_NPROC and the launcher's RLIMIT_NOFILE bound N further.
+inline constexpr int kMaxRanks = 4096;
+
 // Exit status of `grove run` when --timeout ends the job (as timeout(1)).
 inline constexpr int kTimedOutStatus = 124;
 
-// Validates `options` (grove::Error(usage) naming the problem: ranks < 1, no
-// program, a program not found, a bad --param), runs the job to its end and
+// Validates `options` (grove::Error(usage) naming the problem: ranks < 1 or
+// beyond kMaxRanks or the process and descriptor limits, no program, a
+// program not found, a bad --param), runs the job to its end and
 // returns the exit status: 0 when every rank exited 0; otherwise the first
 // failing rank's exit code or 128 + its signal; kTimedOutStatus on --timeout;
 // 128 + the signal when the launcher was interrupted and no rank failed.

@@ -52,12 +52,30 @@ class LocalBootstrap final : public Bootstrap {
  public:
   LocalBootstrap(int rank, int size, const std::string& socket_path, const std::string& key)
       : rank_(rank), size_(size), hosts_(one_host(size)), reader_(wire::kMaxPayload) {
-    connect_to(socket_path);
-    try {
-      handshake(key);
-    } catch (...) {
+    // The launcher may close a connection before reading its hello (it makes
+    // room when flooded by connections that never introduce themselves, and
+    // closes any that is slow to): then the rank connects again, until
+    // timeout_ms. A refusal is an answer and ends the attempt.
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms());
+    for (;;) {
+      connect_to(socket_path, deadline);
+      try {
+        if (handshake(key, deadline)) return;
+      } catch (...) {
+        ::close(fd_);
+        throw;
+      }
       ::close(fd_);
-      throw;
+      fd_ = -1;
+      closed_ = false;
+      reader_ = wire::FrameReader(wire::kMaxPayload);
+      if (Clock::now() >= deadline) {
+        throw Error(Errc::timeout,
+                    fmt::format("bootstrap rank {}: the launcher closed every connection before "
+                                "answering its hello within timeout_ms = {} ms",
+                                rank_, timeout_ms()));
+      }
+      ::poll(nullptr, 0, 10);
     }
   }
   ~LocalBootstrap() override { ::close(fd_); }
@@ -112,7 +130,7 @@ class LocalBootstrap final : public Bootstrap {
   }
 
  private:
-  void connect_to(const std::string& path) {
+  void connect_to(const std::string& path, Clock::time_point deadline) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof(address.sun_path)) {
@@ -129,7 +147,6 @@ class LocalBootstrap final : public Bootstrap {
     }
     // A Unix-socket connect completes at once or fails (EAGAIN: the backlog
     // is full, retry until the deadline).
-    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms());
     while (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
       const int err = errno;
       if ((err == EAGAIN || err == EINTR) && Clock::now() < deadline) {
@@ -143,10 +160,22 @@ class LocalBootstrap final : public Bootstrap {
     }
   }
 
-  void handshake(const std::string& key) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms());
-    send_frame(wire::encode(wire::Hello{rank_, key}), deadline, "introducing itself");
-    const wire::Frame frame = receive_frame(deadline, "waiting to be admitted");
+  // True when admitted; false when the launcher closed the connection
+  // without answering (the caller connects again); throws on a refusal.
+  bool handshake(const std::string& key, Clock::time_point deadline) {
+    try {
+      send_frame(wire::encode(wire::Hello{rank_, key}), deadline, "introducing itself");
+    } catch (const Error&) {
+      if (closed_) return false;
+      throw;
+    }
+    std::optional<wire::Frame> answer;
+    while (!(answer = next_frame("waiting to be admitted"))) {
+      if (closed_) return false;
+      wait_for(POLLIN, deadline, "waiting to be admitted");
+      read_available("waiting to be admitted");
+    }
+    const wire::Frame& frame = *answer;
     if (frame.type == wire::FrameType::refuse) {
       throw Error(Errc::bootstrap,
                   fmt::format("bootstrap rank {}: the launcher refused the connection: {}", rank_,
@@ -159,6 +188,7 @@ class LocalBootstrap final : public Bootstrap {
                               "environment says rank {} of {}",
                               rank_, welcome.rank, welcome.size, rank_, size_));
     }
+    return true;
   }
 
   wire::CollectiveReply collective(wire::FrameType type, std::span<const std::byte> mine,
@@ -244,7 +274,9 @@ class LocalBootstrap final : public Bootstrap {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EAGAIN) return;
-      if (n < 0) {
+      // A launcher that closed the connection with our bytes unread resets
+      // it: the same end of stream.
+      if (n < 0 && errno != ECONNRESET) {
         throw Error(Errc::bootstrap, fmt::format("bootstrap rank {}: reading from the launcher "
                                                  "while {}: {}",
                                                  rank_, doing, errno_text(errno)));

@@ -14,14 +14,24 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/job_identity.hpp"
+#include "core/params.hpp"
 #include "core/timeouts.hpp"
 
 namespace grove::launch {
 namespace {
 
-// Strangers (connected, not yet admitted) beyond this are closed at once, so
-// a flood of connections cannot exhaust the launcher's descriptors.
+// Strangers (connected, not admitted yet) held at once. Beyond this the
+// longest-waiting one is evicted to make room, so a flood of connections can
+// neither exhaust the launcher's descriptors nor lock the job's ranks out:
+// a rank sends its hello as soon as it connects, and one evicted before it
+// was read connects again (bootstrap/local.cpp). Admitted ranks do not count.
 constexpr size_t kMaxStrangers = 256;
+
+const params::IntParam hello_timeout_ms{
+    "run_hello_timeout_ms", 2000, 1, 600000,
+    "grove run: how long a new bootstrap connection may take to send its whole hello before it "
+    "is closed (at most timeout_ms); a rank sends it as soon as it connects, in ms"};
 
 void log(const std::string& line) {
   fmt::print(stderr, "grove run: {}\n", line);
@@ -97,6 +107,10 @@ std::chrono::milliseconds timeout() {
   return std::chrono::milliseconds(timeout_ms());
 }
 
+std::chrono::milliseconds hello_timeout() {
+  return std::chrono::milliseconds(std::min<int64_t>(hello_timeout_ms.get(), timeout_ms()));
+}
+
 std::string rank_list(const std::vector<int>& ranks) {
   std::string out;
   const size_t shown = std::min<size_t>(ranks.size(), 16);
@@ -108,10 +122,17 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
+std::string run_directory_parent() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
 Rendezvous::Rendezvous(int size, bool notify)
     : size_(size), notify_(notify), key_(random_key()), ranks_(static_cast<size_t>(size)) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/grove-run-XXXXXX";
+  // The name carries the launcher's identity: a later `grove run` removes
+  // the directory if this launcher dies without doing so (job_identity.hpp).
+  std::string pattern = fmt::format("{}/{}{}-XXXXXX", run_directory_parent(), job::kRunDirPrefix,
+                                    job::self().token());
   // mkdtemp creates the directory with mode 0700: only this user reaches the socket.
   if (!::mkdtemp(pattern.data())) {
     throw Error(Errc::bootstrap,
@@ -188,14 +209,25 @@ void Rendezvous::accept_new() {
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN: none left; other errors: the peer gave up
-    if (strangers_.size() >= kMaxStrangers) {
-      log("too many bootstrap connections waiting to introduce themselves; closing one");
-      ::close(fd);
-      continue;
-    }
     Connection c;
     c.fd = fd;
-    c.deadline = Clock::now() + timeout();
+    c.deadline = Clock::now() + hello_timeout();
+    // A rank's hello is normally there already: admit it before anything
+    // else can push it out.
+    serve_stranger(c, POLLIN);
+    if (c.fd < 0) continue;
+    if (strangers_.size() >= kMaxStrangers) {
+      // The front is the longest waiting (connections are appended in
+      // accept order).
+      if (++evicted_ == 1) {
+        log(
+            fmt::format("more than {} bootstrap connections waiting to introduce themselves; "
+                        "closing the longest-waiting ones (reported once)",
+                        kMaxStrangers));
+      }
+      ::close(strangers_.front().fd);
+      strangers_.pop_front();
+    }
     strangers_.push_back(std::move(c));
   }
 }
@@ -239,7 +271,7 @@ void Rendezvous::admit(Connection& c, const wire::Frame& frame) {
     log(fmt::format("refused a bootstrap connection claiming rank {}: {}", hello.rank, reason));
     c.out = wire::encode_frame(wire::encode(wire::Refuse{reason}));
     c.close_when_flushed = true;
-    c.deadline = Clock::now() + timeout();
+    c.deadline = Clock::now() + hello_timeout();
     if (!flush(c.fd, c.out) || c.out.empty()) {
       ::close(c.fd);
       c.fd = -1;
@@ -448,8 +480,11 @@ std::optional<Clock::time_point> Rendezvous::next_deadline() const {
 void Rendezvous::on_time(Clock::time_point now) {
   for (auto it = strangers_.begin(); it != strangers_.end();) {
     if (now >= it->deadline) {
-      if (!it->close_when_flushed) {
-        log("closed a bootstrap connection that did not introduce itself within timeout_ms");
+      if (!it->close_when_flushed && ++silent_closed_ == 1) {
+        log(
+            fmt::format("closed a bootstrap connection that did not introduce itself within "
+                        "{} ms (run_hello_timeout_ms; reported once)",
+                        hello_timeout().count()));
       }
       ::close(it->fd);
       it = strangers_.erase(it);

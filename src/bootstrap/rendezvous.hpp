@@ -21,6 +21,9 @@ namespace grove::launch {
 
 using Clock = std::chrono::steady_clock;
 
+// Where run directories are made: $TMPDIR, else /tmp.
+std::string run_directory_parent();
+
 class Rendezvous {
  public:
   // `notify`: a departure is announced to the survivors and later
@@ -57,7 +60,7 @@ class Rendezvous {
     wire::FrameReader reader{wire::kMaxHelloPayload};
     std::vector<std::byte> out;  // queued bytes not yet written
     bool close_when_flushed = false;
-    Clock::time_point deadline;  // for the hello, or for flushing a refusal
+    Clock::time_point deadline;  // for the hello (run_hello_timeout_ms), or for flushing a refusal
   };
   struct RankState {
     int fd = -1;  // admitted connection, -1 if none
@@ -93,7 +96,9 @@ class Rendezvous {
   std::string socket_path_;
   std::string key_;
   int listen_fd_ = -1;
-  std::list<Connection> strangers_;  // connected, not admitted yet
+  std::list<Connection> strangers_;  // connected, not admitted yet; oldest first
+  uint64_t evicted_ = 0;             // strangers closed to make room for newer ones
+  uint64_t silent_closed_ = 0;       // strangers closed at their hello deadline
   std::vector<RankState> ranks_;
   std::vector<FailureNotice> notices_;                 // every notice sent so far, in order
   uint64_t version_ = 0;                               // count of departures announced

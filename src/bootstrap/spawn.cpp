@@ -37,19 +37,40 @@ void child_say(const char* a, const char* b, const char* c) {
   }
 }
 
-// Runs in the child after fork: only async-signal-safe calls until exec.
+// Every signal the launcher catches goes back to its default, as exec would
+// do; an ignored one stays ignored (as exec keeps it), so dispositions the
+// launcher itself inherited (nohup's SIGHUP) pass on unchanged.
+void reset_caught_signals() {
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigemptyset(&default_action.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction current {};
+    if (::sigaction(sig, nullptr, &current) != 0) continue;  // not a valid signal number
+    const bool caught = (current.sa_flags & SA_SIGINFO) != 0 ||
+                        (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+    if (caught) ::sigaction(sig, &default_action, nullptr);
+  }
+}
+
+// Runs in the child after fork, with every signal blocked: only
+// async-signal-safe calls until exec.
 [[noreturn]] void exec_child(const SpawnRequest& request, char* const* argv, char* const* envp,
                              int out_pipe[2], int err_pipe[2], pid_t launcher) {
+  // First the launcher's handlers and descriptors go, then signals are
+  // unblocked: one that arrived meanwhile is delivered now, to the rank,
+  // with its default action. A signal mask would survive exec: none is left.
+  reset_caught_signals();
+  for (int fd : request.close_in_child)
+    ::close(fd);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::setpgid(0, 0);
   // Die with the launcher: a killed `grove run` must not leave ranks behind.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) ::_exit(127);
-  // The launcher only catches signals (never ignores them), and exec resets
-  // caught signals to their defaults; a signal mask would survive exec, so
-  // clear it. Dispositions the launcher itself inherited pass on unchanged.
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (!request.inherit_stdin) {
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) {
@@ -146,13 +167,20 @@ SpawnedRank spawn_rank(const SpawnRequest& request) {
   std::vector<char*> argv = c_strings(request.argv);
   std::vector<char*> envp = c_strings(request.env);
   const pid_t launcher = ::getpid();
+  // Blocked across the fork so the child's copy of the launcher's handlers
+  // can never run (see exec_child); the launcher's mask is restored at once.
+  sigset_t all;
+  sigset_t saved;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
   const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    close_pipes();
-    throw Error(Errc::internal, fmt::format("grove run: fork(): {}", std::strerror(err)));
-  }
   if (pid == 0) exec_child(request, argv.data(), envp.data(), out_pipe, err_pipe, launcher);
+  const int fork_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) {
+    close_pipes();
+    throw Error(Errc::internal, fmt::format("grove run: fork(): {}", std::strerror(fork_errno)));
+  }
   // Also set the group here, so it exists before the launcher can signal it.
   ::setpgid(pid, pid);
   SpawnedRank rank;

@@ -25,6 +25,10 @@ struct SpawnRequest {
   bool capture_output = false;    // pipe stdout/stderr back to the launcher
   bool inherit_stdin = false;     // otherwise stdin is /dev/null
   int cpu = -1;                   // >= 0: the child runs on this CPU only
+  // The launcher's own descriptors the child closes before anything else
+  // (its signal self-pipe): close-on-exec is too late for a signal that
+  // arrives between fork and exec.
+  std::vector<int> close_in_child;
 };
 
 struct SpawnedRank {
@@ -37,8 +41,12 @@ struct SpawnedRank {
 // launcher can signal a rank together with anything it started, and a
 // terminal's Ctrl-C reaches ranks only through the launcher), gets default
 // signal dispositions and an empty signal mask, and is killed if the launcher
-// dies. Throws grove::Error naming the cause if the fork or pipes fail; a
-// failing exec makes the child print the reason and exit with 127.
+// dies. Every signal is blocked across the fork, and the child resets each
+// caught signal to its default before unblocking: a signal sent to the rank
+// before its exec acts on the rank (a SIGTERM ends it), never runs the
+// launcher's handler in the child. Throws grove::Error naming the cause if
+// the fork or pipes fail (no child then exists); a failing exec makes the
+// child print the reason and exit with 127.
 SpawnedRank spawn_rank(const SpawnRequest& request);
 
 }  // namespace grove::launch

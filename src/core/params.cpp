@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include <unistd.h>
 
@@ -274,23 +275,43 @@ void Registry::load_env(char** environ_ptr) {
   }
 }
 
-void Registry::load_file(const std::string& path, Source source) {
-  std::ifstream in(path);
-  if (!in) bad(fmt::format("params file '{}' cannot be read", path));
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    std::string_view view = line;
+std::vector<Assignment> parse_params_text(std::string_view text, std::string_view where) {
+  std::vector<Assignment> out;
+  int number = 0;
+  while (!text.empty()) {
+    ++number;
+    const size_t newline = text.find('\n');
+    std::string_view view = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
     if (auto hash = view.find('#'); hash != std::string_view::npos) view = view.substr(0, hash);
     view = trim(view);
     if (view.empty()) continue;
     const auto eq = view.find('=');
     if (eq == std::string_view::npos) {
-      bad(fmt::format("params file {}:{}: expected 'name = value'", path, number));
+      bad(fmt::format("params file {}:{}: expected 'name = value'", where, number));
     }
+    out.push_back(Assignment{std::string(trim(view.substr(0, eq))),
+                             std::string(trim(view.substr(eq + 1))), number});
+  }
+  return out;
+}
+
+std::string format_params_text(const std::vector<Assignment>& assignments) {
+  std::string out;
+  for (const Assignment& a : assignments)
+    out += fmt::format("{} = {}\n", a.name, a.value);
+  return out;
+}
+
+void Registry::load_file(const std::string& path, Source source) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(fmt::format("params file '{}' cannot be read", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const Assignment& a : parse_params_text(text, path)) {
     try {
-      set(trim(view.substr(0, eq)), trim(view.substr(eq + 1)), source);
+      set(a.name, a.value, source);
     } catch (const Error& e) {
-      bad(fmt::format("params file {}:{}: {}", path, number, e.what()));
+      bad(fmt::format("params file {}:{}: {}", path, a.line, e.what()));
     }
   }
 }

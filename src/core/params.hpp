@@ -81,6 +81,25 @@ class Registry {
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
+// One `name = value` line of a params file (`line`: its number, from 1).
+struct Assignment {
+  std::string name;
+  std::string value;
+  int line = 0;
+  bool operator==(const Assignment&) const = default;
+};
+
+// The params file syntax, apart from what the names and values mean: lines
+// split at '\n', '#' starts a comment, blank lines are skipped, a line is
+// cut at its first '=', and name and value are trimmed of white space.
+// Throws grove::Error(invalid_parameter) naming `where` and the line of the
+// first line that is not blank and has no '='.
+std::vector<Assignment> parse_params_text(std::string_view text, std::string_view where);
+// The canonical text of `assignments`: one "name = value\n" line each.
+// parse_params_text of it gives the same names and values, and formatting
+// that again gives the same bytes (tests/fuzz/params_file_fuzz.cpp).
+std::string format_params_text(const std::vector<Assignment>& assignments);
+
 // Applies the environment and GROVE_PARAMS_FILE once per process; idempotent.
 void load_process_params();
 

@@ -20,18 +20,26 @@
 //                                 "-": this machine's name); then the full check
 //   mp_bootstrap late RANK MS     rank RANK starts its bootstrap MS ms late; the others must
 //                                 fail with a named timeout
+//   mp_bootstrap flood COUNT      before any rank connects, rank 0 opens COUNT connections to
+//                                 the launcher that never finish a hello (half send nothing,
+//                                 half a partial header) and holds them; the job completes
 //
 // Exit status: 0 when every check passed, 3 on a wrong result, 1 on a grove::Error.
 
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -232,9 +240,68 @@ void hosts_mode(Bootstrap& b, const std::string& backend, int hosts, int per_hos
   if (b.rank() == 0) fmt::print("hosts ok: {} hosts x {} ranks ({})\n", hosts, per_host, backend);
 }
 
+// Opens a connection to the launcher's socket; -1 if it cannot.
+int connect_to_launcher() {
+  const char* path = std::getenv("GROVE_JOB_RENDEZVOUS");
+  check(path != nullptr, "flood needs grove run");
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  check(std::strlen(path) < sizeof(address.sun_path), "rendezvous path too long");
+  std::strcpy(address.sun_path, path);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Rank 0 floods the launcher, then lets the others start (a flag file
+// named after the job key); every rank then joins through the real
+// bootstrap, which must admit all of them.
+int flood_mode(int count) {
+  const std::string key = std::getenv("GROVE_JOB_KEY") ? std::getenv("GROVE_JOB_KEY") : "";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string flag =
+      fmt::format("{}/grove-flood-{}", tmp && *tmp ? tmp : "/tmp", key.substr(0, 12));
+  const bool leader = std::atoi(std::getenv("GROVE_JOB_RANK")) == 0;
+  std::vector<int> strangers;
+  if (leader) {
+    const unsigned char partial_header[3] = {4, 0, 0};  // 3 of a hello's 5 header bytes
+    for (int i = 0; i < count; ++i) {
+      const int fd = connect_to_launcher();
+      check(fd >= 0, fmt::format("flood connection {} failed: {}", i, std::strerror(errno)));
+      // The launcher may already have closed it to make room: that is its
+      // right, and the flood goes on.
+      if (i % 2 == 1) ::send(fd, partial_header, sizeof(partial_header), MSG_NOSIGNAL);
+      strangers.push_back(fd);
+    }
+    FILE* f = std::fopen(flag.c_str(), "w");
+    check(f != nullptr, fmt::format("cannot create {}", flag));
+    std::fclose(f);
+  } else {
+    // Bounded: the flood takes well under a second.
+    for (int tries = 0; ::access(flag.c_str(), F_OK) != 0; ++tries) {
+      check(tries < 3000, "rank 0 never finished its flood");
+      ::poll(nullptr, 0, 10);
+    }
+  }
+  auto b = grove::bootstrap_from_environment();
+  full_check(*b);
+  if (leader) {
+    ::unlink(flag.c_str());
+    for (int fd : strangers)
+      ::close(fd);
+    fmt::print("flood ok: {} ranks admitted past {} idle connections\n", b->size(), count);
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "badkey") return badkey_mode();
+  if (mode == "flood") return flood_mode(arg_int(argc, argv, 2));
   if (mode == "late" && rank_from_environment() == arg_int(argc, argv, 2)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(arg_int(argc, argv, 3)));
   }

@@ -77,7 +77,50 @@ add_test(NAME launcher.bind_to_none
 add_test(NAME launcher.bind_to_bad
          COMMAND ${GROVE_EXPECT} 2 --match "--bind-to 'socket' is not one of: core, none"
                  -- ${GROVE_TOOL} run -n 2 --bind-to socket true)
+# -n beyond what one machine can start is refused before anything starts:
+# the hard cap (launcher.hpp, kMaxRanks) and the user's process limit.
+add_test(NAME launcher.too_many_ranks
+         COMMAND ${GROVE_EXPECT} 2 --match "-n 100000 is more than the 4096 ranks"
+                 -- ${GROVE_TOOL} run -n 100000 true)
+add_test(NAME launcher.ranks_over_nproc
+         COMMAND ${GROVE_EXPECT} 2 --match "RLIMIT_NPROC, ulimit -u: 20"
+                 -- prlimit --nproc=20 ${GROVE_TOOL} run -n 20 true)
+# A fork that fails part way (tests/mp/preload/spawn_faults.cpp: the third
+# fork fails as at RLIMIT_NPROC): the error names it, the two ranks started
+# are killed (they would sleep 600 s), and nothing else is signalled: no
+# kill(1, ...) or kill(-1, ...) for the ranks that never existed.
+set(SPAWN_FAULTS $<TARGET_FILE:spawn_faults>)
+add_test(NAME launcher.fork_fails
+         COMMAND ${GROVE_EXPECT} 1 --match "grove run: fork[(][)]: Resource temporarily unavailable"
+                 --absent "spawn_faults: refused kill"
+                 -- env LD_PRELOAD=${SPAWN_FAULTS} SPAWN_FAULTS_FORK_FAIL_AFTER=2
+                    ${GROVE_TOOL} run -n 4 sleep 600)
+# A signal that reaches a rank between its fork and its exec acts on the
+# rank (here SIGTERM ends it) instead of running the launcher's handler,
+# which would report it as a signal to the launcher and forward it.
+add_test(NAME launcher.signal_before_exec
+         COMMAND ${GROVE_EXPECT} 143 --match "^grove run: rank [01] killed by signal 15"
+                 --absent "received signal" --absent "spawn_faults: refused kill"
+                 -- env LD_PRELOAD=${SPAWN_FAULTS} SPAWN_FAULTS_SIGNAL_BEFORE_EXEC=15
+                    ${GROVE_TOOL} run -n 2 true)
+set_tests_properties(launcher.fork_fails launcher.signal_before_exec PROPERTIES
+                     ENVIRONMENT "ASAN_OPTIONS=verify_asan_link_order=0")
+# 300 connections that never finish a hello, opened before any rank
+# connects, must not lock the ranks out (rendezvous.cpp: the longest-waiting
+# stranger makes room; run_hello_timeout_ms closes them).
+add_test(NAME launcher.idle_connections
+         COMMAND ${GROVE_EXPECT} 0 --match "flood ok: 4 ranks admitted past 300 idle connections"
+                 -- ${GROVE_TOOL} run -n 4 ${MP_BOOTSTRAP} flood 300)
+# A launcher killed with SIGKILL leaves its run directory; the next
+# `grove run` removes it, and leaves a live launcher's alone.
+add_test(NAME launcher.stale_run_directory
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/stale_sweep.sh ${GROVE_TOOL})
+set_tests_properties(launcher.stale_run_directory PROPERTIES
+                     PASS_REGULAR_EXPRESSION "stale sweep ok")
+
 set_tests_properties(
+  launcher.too_many_ranks launcher.ranks_over_nproc launcher.fork_fails
+  launcher.signal_before_exec launcher.idle_connections launcher.stale_run_directory
   launcher.exit_code launcher.exit_code_plain_program launcher.non_grove_program
   launcher.killed_rank launcher.timeout launcher.sigterm_forwarded
   launcher.early_exit_fails_collective launcher.zero_ranks launcher.missing_program
@@ -233,3 +276,52 @@ endforeach()
 add_test(NAME docs.readme_algorithms
          COMMAND ${CMAKE_SOURCE_DIR}/scripts/readme-algorithms.sh ${GROVE_TOOL} --check)
 set_tests_properties(docs.readme_algorithms PROPERTIES TIMEOUT 30)
+
+# ---- bad command lines: every subcommand exits with 2 and names the cause
+# (tools/usage.hpp), CLI11's own errors included; nothing runs or prints
+# before the refusal. Each entry: name, message, then the arguments.
+set(GROVE_BAD_COMMAND_LINES
+  "no_subcommand|A subcommand is required|"
+  "unknown_subcommand|A subcommand is required|nosuch"
+  "unknown_option|not expected|params --nosuch"
+  "bench_unknown_algo|--algo 'nosuch' for bcast|bench --coll bcast --algo nosuch"
+  "bench_negative_cell_time|--cell-time: Value -1 not in range|bench --cell-time -1"
+  "bench_zero_min_iters|--min-iters: Value 0 not in range|bench --min-iters 0"
+  "bench_bad_sizes|'x' is not a byte count|bench --sizes x"
+  "bench_bad_cadence|--cadence 'x'|bench --cadence x"
+  "bench_compare_one_file|--compare: At least 2 required|bench --compare a.tsv"
+  "sim_zero_ranks|--ranks: Value 0 not in range|sim bcast -n 0"
+  "sim_unknown_collective|no collective 'nosuch'|sim nosuch"
+  "sim_unknown_algo|unknown algorithm 'nosuch'|sim bcast --algo nosuch"
+  "sim_bad_size|--size: 'x' is not a byte count|sim bcast --size x"
+  "sim_root_out_of_range|root 99 is outside|sim bcast -n 4 --root 99"
+  "sim_negative_alpha|alpha_us = -1 must be >= 0|sim bcast --alpha -1"
+  "sim_missing_plogp_table|cannot be read|sim bcast --plogp /nonexistent/table"
+  "model_check_unknown_coll|--coll 'nosuch': no closed form|model check --coll nosuch"
+  "model_check_zero_ranks|-n 0 is outside its range|model check -n 0"
+  "model_radix_bad_segment|--segment: 'x' is not a byte count|model radix --segment x --no-sim"
+  "model_radix_one_rank|-n 1: need 2..2\\^20|model radix -n 1"
+  "fence_campaign_zero_ranks|--sizes 0 is outside its range|fence campaign --sizes 0"
+  "fence_campaign_negative_random|--random: Value -1 not in range|fence campaign --random -1"
+  "fence_campaign_radix_one|--routing 1 is outside its range|fence campaign --routing 1"
+  "fence_compare_zero_ranks|--sizes 0 is outside its range|fence compare --sizes 0"
+  "fence_compare_bad_payload|--payloads: 'x' is not a byte count|fence compare --payloads x"
+  "run_bad_ranks|-n 'x' is not a number of ranks|run -n x true"
+)
+set(cli_tests "")
+foreach(entry ${GROVE_BAD_COMMAND_LINES})
+  string(REPLACE "|" ";" fields "${entry}")
+  list(GET fields 0 name)
+  list(GET fields 1 message)
+  list(GET fields 2 arguments)
+  separate_arguments(arguments UNIX_COMMAND "${arguments}")
+  add_test(NAME cli.${name}
+           COMMAND ${GROVE_EXPECT} 2 --match "${message}" -- ${GROVE_TOOL} ${arguments})
+  list(APPEND cli_tests cli.${name})
+endforeach()
+# An unknown collective is refused before the bench prints its header.
+add_test(NAME cli.bench_unknown_coll
+         COMMAND ${GROVE_EXPECT} 2 --match "unknown collective 'nosuch'" --absent "# grove bench"
+                 -- ${GROVE_TOOL} bench --coll nosuch)
+list(APPEND cli_tests cli.bench_unknown_coll)
+set_tests_properties(${cli_tests} PROPERTIES TIMEOUT 60)

@@ -1,7 +1,8 @@
 // shm::attach: makes and maps a communicator's shared-memory segment.
 //
 // Rank 0 creates a POSIX shared-memory object with a name no other job uses
-// (uid, pid, context id, attempt), sizes it and writes the header; the name
+// (its pid and start time, context id, attempt: bootstrap/job_identity.hpp,
+// so `grove run` can remove one whose maker died), sizes it and writes the header; the name
 // travels in a first exchange, every other member maps it and checks the
 // header, a second exchange tells everyone whether all did, and rank 0 then
 // unlinks the name (the mappings live on; nothing is left in /dev/shm even
@@ -19,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "bootstrap/job_identity.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
 
@@ -40,7 +42,7 @@ struct Offer {
   int32_t world_rank = -1;
   int32_t ok = 0;
   uint64_t slot_bytes = 0;
-  char name[48] = {};
+  char name[64] = {};  // job::segment_name(): carries its maker's identity
 };
 
 struct Mapped {
@@ -65,8 +67,12 @@ Mapped create(Offer& offer, int members, uint32_t context) {
   const size_t length = segment_length(members, offer.slot_bytes);
   Mapped m;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    fmt::format_to_n(offer.name, sizeof(offer.name) - 1, "/grove.{}.{}.{}.{}", ::getuid(),
-                     ::getpid(), context, attempt);
+    const std::string name = job::segment_name(context, attempt);
+    if (name.size() >= sizeof(offer.name)) {
+      m.error = fmt::format("segment name {} is too long", name);
+      return m;
+    }
+    std::memcpy(offer.name, name.c_str(), name.size() + 1);
     const int fd = ::shm_open(offer.name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {

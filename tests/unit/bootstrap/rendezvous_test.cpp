@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bootstrap/backends.hpp"
+#include "bootstrap/job_identity.hpp"
 #include "core/params.hpp"
 
 namespace grove::launch {
@@ -141,6 +142,70 @@ TEST(Rendezvous, SurvivesMalformedStrangers) {
   auto b = make_local_bootstrap(0, 2, path, driver.rz().key());
   b->barrier();
   other.join();
+}
+
+int connect_raw(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// More connections than the launcher holds, none finishing a hello, made
+// before any rank connects: the ranks are still admitted (the longest
+// waiting strangers make room), and the silent ones are closed.
+TEST(Rendezvous, IdleStrangersDoNotLockOutRanks) {
+  Driver driver(2, false);
+  const std::string& path = driver.rz().socket_path();
+  std::vector<int> idle;
+  const unsigned char partial_header[3] = {4, 0, 0};
+  for (int i = 0; i < 300; ++i) {
+    const int fd = connect_raw(path);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    if (i % 2) {
+      ASSERT_EQ(::write(fd, partial_header, 3), 3);
+    }
+    idle.push_back(fd);
+  }
+  std::thread other([&] {
+    auto b = make_local_bootstrap(1, 2, path, driver.rz().key());
+    b->barrier();
+  });
+  auto b = make_local_bootstrap(0, 2, path, driver.rz().key());
+  b->barrier();
+  other.join();
+  for (int fd : idle)
+    ::close(fd);
+}
+
+// A connection that never finishes its hello is closed after
+// run_hello_timeout_ms, not held for timeout_ms.
+TEST(Rendezvous, SilentStrangerClosedAtHelloDeadline) {
+  params::ScopedSet hello("run_hello_timeout_ms", "100");
+  params::ScopedSet timeout("timeout_ms", "60000");
+  Driver driver(1, false);
+  const int fd = connect_raw(driver.rz().socket_path());
+  ASSERT_GE(fd, 0);
+  const auto start = Clock::now();
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1) << "the launcher kept a silent connection for 20 s";
+  char byte;
+  EXPECT_EQ(::read(fd, &byte, 1), 0);  // closed, nothing sent
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(90));
+  ::close(fd);
+}
+
+// The run directory is named after its launcher (bootstrap/job_identity.hpp).
+TEST(Rendezvous, RunDirectoryCarriesTheLaunchersIdentity) {
+  Driver driver(1, false);
+  const std::string& path = driver.rz().socket_path();
+  const std::string expected = run_directory_parent() + "/grove-run-" + job::self().token() + "-";
+  EXPECT_EQ(path.rfind(expected, 0), 0u) << path;
 }
 
 std::vector<FailureNotice> wait_for_notices(Bootstrap& b) {

@@ -75,3 +75,46 @@ TEST(Params, EnvironmentRejectsUnknownNames) {
 
 }  // namespace
 }  // namespace grove::params
+
+namespace grove::params {
+namespace {
+
+TEST(ParamsFile, ParsesLinesCommentsAndSpaces) {
+  const std::string text =
+      "# a comment\n"
+      "  timeout_ms = 500   # trailing comment\n"
+      "\n"
+      "\tname_only_spaces=  a = b \r\n"
+      "last=7";
+  const std::vector<Assignment> expected = {
+      {"timeout_ms", "500", 2}, {"name_only_spaces", "a = b", 4}, {"last", "7", 5}};
+  EXPECT_EQ(parse_params_text(text, "f"), expected);
+}
+
+TEST(ParamsFile, ALineWithoutEqualsNamesFileAndLine) {
+  try {
+    parse_params_text("a = 1\n\njust words\n", "my.params");
+    FAIL() << "accepted a line without '='";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::invalid_parameter);
+    EXPECT_NE(std::string(e.what()).find("params file my.params:3: expected 'name = value'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ParamsFile, CanonicalTextRoundTrips) {
+  const auto parsed = parse_params_text(" a=1 \n#x\nb =  two words\n", "f");
+  const std::string canonical = format_params_text(parsed);
+  EXPECT_EQ(canonical, "a = 1\nb = two words\n");
+  const auto again = parse_params_text(canonical, "f");
+  ASSERT_EQ(again.size(), parsed.size());
+  for (size_t i = 0; i < again.size(); ++i) {
+    EXPECT_EQ(again[i].name, parsed[i].name);
+    EXPECT_EQ(again[i].value, parsed[i].value);
+  }
+  EXPECT_EQ(format_params_text(again), canonical);
+}
+
+}  // namespace
+}  // namespace grove::params

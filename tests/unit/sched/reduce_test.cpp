@@ -42,8 +42,12 @@ void check_all_ops(size_t count, size_t misalign) {
     // Unaligned copies: the kernel must not assume alignment.
     std::vector<std::byte> inout(count * sizeof(T) + misalign);
     std::vector<std::byte> in(count * sizeof(T) + misalign);
-    std::memcpy(inout.data() + misalign, left.data(), count * sizeof(T));
-    std::memcpy(in.data() + misalign, right.data(), count * sizeof(T));
+    // count 0: the vectors' data() may be null, which memcpy must not get
+    // even for 0 bytes.
+    if (count > 0) {
+      std::memcpy(inout.data() + misalign, left.data(), count * sizeof(T));
+      std::memcpy(in.data() + misalign, right.data(), count * sizeof(T));
+    }
     reduce_bytes(op, type, inout.data() + misalign, in.data() + misalign, count * sizeof(T));
     for (size_t i = 0; i < count; ++i) {
       T got;
