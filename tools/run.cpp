@@ -21,6 +21,7 @@ struct RunArgs {
   bool tag_output = false;
   std::string on_failure = "abort";
   std::string bind_to = "core";
+  int hosts = 0;
 };
 
 [[noreturn]] void usage(const std::string& message) {
@@ -79,6 +80,9 @@ const RegisterCommand run_command{{
       sub.add_option("--bind-to", args->bind_to,
                      "core (default: rank r runs on the (r mod k)-th of the launcher's k CPUs) "
                      "or none");
+      sub.add_option("--hosts", args->hosts,
+                     "Testing: tell the ranks they run on K hosts (rank r on host r*K/N), "
+                     "though all run here");
       // Everything from the program name on belongs to the program.
       sub.prefix_command();
       sub.footer("Usage: grove run -n N [options] PROGRAM [ARGS...]");
@@ -91,6 +95,11 @@ const RegisterCommand run_command{{
         options.tag_output = args->tag_output;
         options.on_failure = parse_on_failure(args->on_failure);
         options.bind_to_core = parse_bind_to(args->bind_to);
+        if (args->hosts < 0 || args->hosts > options.ranks) {
+          usage(fmt::format("--hosts {} is not in 1..{} (the number of ranks)", args->hosts,
+                            options.ranks));
+        }
+        options.hosts = args->hosts;
         options.command = sub.remaining();
         if (!options.command.empty() && options.command.front() == "--") {
           options.command.erase(options.command.begin());

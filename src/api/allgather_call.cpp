@@ -5,6 +5,7 @@
 
 #include "api/call.hpp"
 #include "api/checks.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/allgather.hpp"
 #include "coll/shm/collectives.hpp"
 
@@ -37,6 +38,7 @@ class AllgatherCall final : public detail::Call {
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_allgather;
     has_shm = block_ > 0;
+    has_hier = block_ > 0;
     shm_slot_bytes = shm_message_bytes = block_;
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }
@@ -48,6 +50,9 @@ class AllgatherCall final : public detail::Call {
   }
   bool run_shm(shm::Group& group) const override {
     return shm::allgather(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_);
+  }
+  bool run_hier(detail::Hierarchy& h) const override {
+    return detail::hier_allgather(h, in_place_ ? std::span<const std::byte>{} : send_, recv_);
   }
 
  private:

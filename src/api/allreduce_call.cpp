@@ -5,6 +5,7 @@
 
 #include "api/call.hpp"
 #include "api/checks.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/allreduce.hpp"
 #include "coll/shm/collectives.hpp"
 
@@ -38,6 +39,7 @@ class AllreduceCall final : public detail::Call {
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_allreduce;
     has_shm = !recv.empty();
+    has_hier = !recv.empty();
     shm_slot_bytes = shm_message_bytes = recv.size();
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }
@@ -47,6 +49,10 @@ class AllreduceCall final : public detail::Call {
   bool run_shm(shm::Group& group) const override {
     return shm::allreduce(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_, type_,
                           op_);
+  }
+  bool run_hier(detail::Hierarchy& h) const override {
+    return detail::hier_allreduce(h, in_place_ ? std::span<const std::byte>{} : send_, recv_, type_,
+                                  op_);
   }
 
  private:

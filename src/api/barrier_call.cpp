@@ -4,6 +4,7 @@
 
 #include "api/call.hpp"
 #include "api/checks.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/barrier.hpp"
 #include "coll/shm/collectives.hpp"
 
@@ -20,12 +21,14 @@ class BarrierCall final : public detail::Call {
     shape = {.collective = detail::Collective::barrier};
     describe = &describe_barrier;
     has_shm = true;  // no bytes: fits every segment
+    has_hier = true;
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_barrier(args(spec));
   }
   bool run_shm(shm::Group& group) const override { return shm::barrier(&group); }
+  bool run_hier(detail::Hierarchy& h) const override { return detail::hier_barrier(h); }
 
  private:
   coll::BarrierArgs args(const coll::AlgorithmSpec& spec) const {

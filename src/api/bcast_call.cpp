@@ -4,6 +4,7 @@
 
 #include "api/call.hpp"
 #include "api/checks.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/bcast.hpp"
 #include "coll/shm/collectives.hpp"
 
@@ -23,6 +24,7 @@ class BcastCall final : public detail::Call {
     buffers = detail::user_buffers({}, buffer);
     describe = &describe_bcast;
     has_shm = !buffer.empty();
+    has_hier = !buffer.empty();
     shm_slot_bytes = shm_message_bytes = buffer.size();
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }
@@ -30,6 +32,9 @@ class BcastCall final : public detail::Call {
     return coll::build_bcast(args(spec));
   }
   bool run_shm(shm::Group& group) const override { return shm::bcast(&group, buffer_, root_); }
+  bool run_hier(detail::Hierarchy& h) const override {
+    return detail::hier_bcast(h, buffer_, root_);
+  }
 
  private:
   coll::BcastArgs args(const coll::AlgorithmSpec& spec) const {

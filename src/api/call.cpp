@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/registry.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
@@ -27,18 +28,36 @@ std::string shm_refusal(const Call& call) {
   return {};
 }
 
+// Why the hierarchical algorithm cannot run `call` (empty: it can).
+std::string hier_refusal(const Call& call) {
+  if (!call.has_hier) return "the collective has no hierarchical form";
+  if (!call.state().hierarchy) {
+    return "the communicator's ranks do not span several hosts with several ranks on one";
+  }
+  return {};
+}
+
 void resolve(const Call& call, CallPlan& plan) {
   const auto cannot_run = [&call](const coll::AlgorithmSpec& spec) -> std::string {
-    return spec.name == "shm" ? shm_refusal(call) : std::string();
+    if (spec.name == "shm") return shm_refusal(call);
+    if (spec.name == "hier") return hier_refusal(call);
+    return {};
   };
-  const coll::CallFacts facts = call.facts();
+  coll::CallFacts facts = call.facts();
+  facts.hosts = call.state().hosts;
+  facts.ranks_per_node = call.state().max_ranks_per_host;
+  const std::string forced =
+      call.state().hierarchy_part ? "auto" : coll::forced_algorithm_text(facts.collective);
   try {
-    plan.blocking_shm = coll::choose(facts, true, cannot_run).spec.name == "shm";
+    const std::string name = coll::choose(facts, forced, true, cannot_run).spec.name;
+    plan.blocking = name == "shm"    ? CallPlan::Blocking::shm
+                    : name == "hier" ? CallPlan::Blocking::hier
+                                     : CallPlan::Blocking::schedule;
   } catch (const Error& e) {
     plan.blocking_error = e.what();
   }
   try {
-    const coll::AlgorithmSpec spec = coll::choose(facts, false, cannot_run).spec;
+    const coll::AlgorithmSpec spec = coll::choose(facts, forced, false, cannot_run).spec;
     plan.algorithm = call.algorithm_text(spec);
     coll::AlgorithmSpec unposted = spec;
     unposted.posts = 0;
@@ -67,7 +86,8 @@ const std::shared_ptr<const CallPlan>& plan_of(const Call& call) {
 void run_blocking(const Call& call) {
   const std::shared_ptr<const CallPlan>& plan = plan_of(call);
   if (!plan->blocking_error.empty()) refuse(call.state(), plan->blocking_error);
-  if (plan->blocking_shm && call.run_shm(*call.state().shm)) return;
+  if (plan->blocking == CallPlan::Blocking::shm && call.run_shm(*call.state().shm)) return;
+  if (plan->blocking == CallPlan::Blocking::hier && call.run_hier(*call.state().hierarchy)) return;
   if (!plan->schedule_error.empty()) refuse(call.state(), plan->schedule_error);
   Operation operation(call.state_ptr(), plan, call.buffers);
   operation.start();

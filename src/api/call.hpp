@@ -50,6 +50,9 @@ class Call {
   // Runs the call on the communicator's shared-memory segment; false (with
   // nothing touched) when it does not fit there after all.
   virtual bool run_shm(shm::Group& /*group*/) const { return false; }
+  // Runs the call by the hierarchical algorithm (api/hierarchy.hpp); false
+  // when the collective has no such form.
+  virtual bool run_hier(Hierarchy& /*hierarchy*/) const { return false; }
   // The algorithm as errors name it and the wire stamp hashes it (without
   // posts=, which bounds only this rank's messages): the spec's canonical
   // form, plus any parameter the algorithm reads that the spec does not
@@ -65,6 +68,7 @@ class Call {
   // The shared-memory form: whether there is one, what a rank writes to its
   // slot, and the message size shm_max_bytes is compared with.
   bool has_shm = false;
+  bool has_hier = false;  // the collective has a hierarchical form
   size_t shm_slot_bytes = 0;
   size_t shm_message_bytes = 0;
 

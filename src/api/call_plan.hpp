@@ -48,15 +48,16 @@ struct CallShapeHash {
 struct CallPlan {
   CallShape shape;  // its lists point into `list_storage`
   std::array<std::vector<size_t>, 4> list_storage;
-  // Selection's choice for a blocking call of this shape is the
-  // shared-memory engine (else it is the schedule below).
-  bool blocking_shm = false;
+  // How a blocking call of this shape runs: selection chose the
+  // shared-memory engine, the hierarchical algorithm, or the schedule below.
+  enum class Blocking : uint8_t { schedule, shm, hier };
+  Blocking blocking = Blocking::schedule;
   // Why selection refused the call, per form (a forced algorithm that cannot
   // run it); empty when it did not. Thrown when a call of that form is made.
   std::string blocking_error;
   std::string schedule_error;
   // The schedule path: the choice for a non-blocking call (and for a
-  // blocking one unless blocking_shm).
+  // blocking one when `blocking` says schedule).
   std::string algorithm;  // canonical text ("binomial", "knomial:4"), for errors
   uint8_t stamp = 0;      // (collective, algorithm, parameters) on the wire
   std::shared_ptr<const sched::Schedule> schedule;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "api/call_plan.hpp"
 #include "bootstrap/bootstrap.hpp"
@@ -17,6 +18,8 @@ class Group;
 
 namespace grove::detail {
 
+struct Hierarchy;
+
 struct SessionState {
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<Transport> transport;  // world ranks
@@ -26,9 +29,6 @@ struct SessionState {
   // communicators that share a rank never share a context id.
   uint32_t next_context = 1;
   double last_failure_poll = -1;  // transport time of the last notice poll
-  // Every rank of the session runs on this host (Bootstrap::hosts()):
-  // communicators may then share memory (coll/shm/).
-  bool one_host = false;
 
   // Reads pending failure notices (non-blocking) into `failures`, at most
   // once per millisecond of `now` (transport time; the caller's reading).
@@ -49,6 +49,20 @@ struct CommState {
   // The shared-memory segment of small blocking collectives (coll/shm/);
   // null when the ranks do not share a host or it could not be mapped.
   std::shared_ptr<shm::Group> shm;
+  // Where the ranks run: host_of[r] is rank r's host (Bootstrap::hosts()
+  // numbering); `hosts` distinct hosts, at most `max_ranks_per_host` on one.
+  std::vector<int> host_of;
+  int hosts = 1;
+  int max_ranks_per_host = 1;
+  // The per-host and leader communicators of the hierarchical algorithms
+  // (api/hierarchy.hpp); null unless the ranks span several hosts with
+  // several ranks on some host.
+  std::shared_ptr<Hierarchy> hierarchy;
+  // A part of another communicator's hierarchy (its hosts' or leaders'
+  // communicator): its calls follow the selection tables, never a forced
+  // `<collective>_algorithm` (which is meant for the communicator the user
+  // called: forcing `hier` there must not force it here).
+  bool hierarchy_part = false;
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }

@@ -39,7 +39,7 @@ std::shared_ptr<shm::Group> attach_shared_memory(const std::shared_ptr<CommState
                             const std::string& what) {
     exchange_records(weak.lock(), mine, all, what);
   };
-  return shm::attach(context, session->one_host);
+  return shm::attach(context, comm->hosts == 1);
 }
 
 }  // namespace grove::detail

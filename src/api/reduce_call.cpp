@@ -4,6 +4,7 @@
 
 #include "api/call.hpp"
 #include "api/checks.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/reduce.hpp"
 #include "coll/shm/collectives.hpp"
 
@@ -39,6 +40,7 @@ class ReduceCall final : public detail::Call {
     buffers = detail::user_buffers(send, at_root ? recv : std::span<std::byte>{});
     describe = &describe_reduce;
     has_shm = !send.empty();
+    has_hier = !send.empty();
     shm_slot_bytes = shm_message_bytes = send.size();
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }
@@ -47,6 +49,9 @@ class ReduceCall final : public detail::Call {
   }
   bool run_shm(shm::Group& group) const override {
     return shm::reduce(&group, send_, recv_, type_, op_, root_);
+  }
+  bool run_hier(detail::Hierarchy& h) const override {
+    return detail::hier_reduce(h, send_, recv_, type_, op_, root_);
   }
 
  private:

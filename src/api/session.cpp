@@ -7,6 +7,7 @@
 #include "api/comm_state.hpp"
 #include "api/exchange.hpp"
 #include "api/fence_call.hpp"
+#include "api/hierarchy.hpp"
 #include "coll/select.hpp"
 #include "core/params.hpp"
 #include "sched/wait.hpp"
@@ -37,15 +38,14 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
   state_->bootstrap = bootstrap_from_environment();
   state_->transport = make_transport(state_->bootstrap->transport_kind(), *state_->bootstrap);
   state_->bootstrap->started();
-  state_->one_host = state_->bootstrap->hosts().count() == 1;
   sched::set_host_load(static_cast<int>(state_->bootstrap->local_peers().size()),
                        state_->bootstrap->job_cores());
   auto world = std::make_shared<detail::CommState>();
   world->session = state_.get();
   world->transport = state_->transport.get();
   world->context = 0;
-  world->shm = detail::attach_shared_memory(world);
   world_ = std::make_unique<Comm>(std::move(world));
+  detail::place_ranks(*world_, state_->bootstrap->hosts().of_rank);
 }
 
 Session::~Session() {

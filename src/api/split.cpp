@@ -10,14 +10,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "api/comm_state.hpp"
 #include "api/exchange.hpp"
+#include "api/hierarchy.hpp"
 #include "api/rank_view.hpp"
-#include "coll/shm/group.hpp"
 #include "grove/comm.hpp"
 #include "transport/tag.hpp"
 
@@ -30,17 +31,25 @@ struct Entry {
   int64_t next_context;
 };
 
-Comm make_comm(Comm& parent, int color, int key) {
-  detail::CommState& state = parent.state();
+void check_color(const detail::CommState& state, int color) {
   if (color < 0) {
     throw Error(
         Errc::invalid_argument,
         fmt::format("rank {}: split: color {} is negative (colors are >= 0)", state.rank(), color));
   }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::optional<Comm> split_or_none(const Comm& parent, int color, int key) {
+  detail::CommState& state = parent.state();
   const Entry mine{color, key, state.session->next_context};
   const std::vector<Entry> all =
       detail::exchange_records(parent.state_ptr(), mine, "split(allgather of colors)");
 
+  if (color < 0) return std::nullopt;
   std::vector<int> members;  // parent ranks of this color
   int64_t context = 0;
   for (int r = 0; r < state.size(); ++r) {
@@ -59,24 +68,30 @@ Comm make_comm(Comm& parent, int color, int key) {
   state.session->next_context = static_cast<uint32_t>(context + 1);
   const auto me = std::find(members.begin(), members.end(), state.rank()) - members.begin();
 
+  std::vector<int> hosts;  // of the new communicator's ranks
+  hosts.reserve(members.size());
+  for (int m : members)
+    hosts.push_back(state.host_of[static_cast<size_t>(m)]);
   auto child = std::make_shared<detail::CommState>();
   child->session = state.session;
   child->owned_view = std::make_unique<detail::RankView>(*state.transport, std::move(members),
                                                          static_cast<int>(me), parent.state_ptr());
   child->transport = child->owned_view.get();
   child->context = static_cast<uint32_t>(context);
-  child->shm = detail::attach_shared_memory(child);
-  return Comm(std::move(child));
+  Comm comm(std::move(child));
+  place_ranks(comm, std::move(hosts));
+  return comm;
 }
 
-}  // namespace
+}  // namespace detail
 
 Comm Comm::split(int color, int key) {
-  return make_comm(*this, color, key);
+  check_color(state(), color);
+  return *detail::split_or_none(*this, color, key);
 }
 
 Comm Comm::dup() {
-  return make_comm(*this, 0, rank());
+  return *detail::split_or_none(*this, 0, rank());
 }
 
 }  // namespace grove

@@ -17,5 +17,9 @@ inline constexpr const char* kCmdlineParams = "GROVE_JOB_CMDLINE_PARAMS";
 // of them (a bound rank's own affinity says 1), so ranks can tell whether
 // the host is oversubscribed.
 inline constexpr const char* kCores = "GROVE_JOB_CORES";
+// `grove run --hosts K`: the ranks are told they run on K hosts (rank r on
+// host "host<r * K / N>"), though all run here: for testing what depends on
+// placement (the hierarchical algorithms) on one machine.
+inline constexpr const char* kHosts = "GROVE_JOB_HOSTS";
 
 }  // namespace grove::job_env

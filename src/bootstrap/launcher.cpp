@@ -241,6 +241,7 @@ class Job {
     std::vector<std::string> env = base_environment(options, rz_);
     const std::vector<int> cpus = options.bind_to_core ? allowed_cpus() : std::vector<int>{};
     if (!cpus.empty()) env.push_back(fmt::format("{}={}", job_env::kCores, cpus.size()));
+    if (options.hosts > 0) env.push_back(fmt::format("{}={}", job_env::kHosts, options.hosts));
     ranks_.resize(static_cast<size_t>(options.ranks));
     try {
       for (int rank = 0; rank < options.ranks; ++rank) {

@@ -26,6 +26,8 @@ struct LaunchOptions {
   // rank that yields then hands its core to a rank that shares it, instead
   // of the scheduler moving ranks between cores).
   bool bind_to_core = true;
+  // > 0: tell the ranks they run on this many hosts (job_env::kHosts).
+  int hosts = 0;
 };
 
 // The most ranks `grove run` starts on one machine. A job that large is

@@ -48,10 +48,22 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
+// Every rank on this host, unless `grove run --hosts K` says to pretend K
+// hosts (rank r on "host<r * K / size>"; a testing aid, job_env::kHosts).
+Hosts placed_hosts(int size) {
+  const char* text = std::getenv(job_env::kHosts);
+  const int k = text != nullptr ? std::atoi(text) : 0;
+  if (k <= 0 || k > size) return one_host(size);
+  std::vector<std::string> names;
+  for (int r = 0; r < size; ++r)
+    names.push_back(fmt::format("host{}", static_cast<int64_t>(r) * k / size));
+  return Hosts::from_names(names);
+}
+
 class LocalBootstrap final : public Bootstrap {
  public:
   LocalBootstrap(int rank, int size, const std::string& socket_path, const std::string& key)
-      : rank_(rank), size_(size), hosts_(one_host(size)), reader_(wire::kMaxPayload) {
+      : rank_(rank), size_(size), hosts_(placed_hosts(size)), reader_(wire::kMaxPayload) {
     // The launcher may close a connection before reading its hello (it makes
     // room when flooded by connections that never introduce themselves, and
     // closes any that is slow to): then the rank connects again, until

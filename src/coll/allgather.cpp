@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "coll/checks.hpp"
+#include "coll/hierarchical.hpp"
 #include "coll/layout.hpp"
 #include "coll/registry.hpp"
 #include "coll/ring_steps.hpp"
@@ -252,6 +253,7 @@ const AlgorithmTable<AllgatherArgs> kAlgorithms{
               4.0, false, &gather_bcast_cost)},
          &gather_bcast},
         {shm::algorithm(), nullptr},
+        {hierarchical_algorithm(), nullptr},
     }};
 
 }  // namespace

@@ -16,6 +16,7 @@
 //                       the two-tree shape of the fence (docs/fence.md) without its
 //                       fault handling
 //   shm       the shared-memory engine (blocking calls only)
+//   hier      per host, then among host leaders (blocking calls only)
 //   auto      selection (coll/select.hpp)
 // Every algorithm handles any size (neighbor_exchange: even sizes and 1),
 // 0 bytes (an empty schedule) and in place.

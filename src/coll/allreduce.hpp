@@ -14,6 +14,7 @@
 //   rabenseifner        reduce-scatter by recursive halving, then allgather
 //                       by recursive doubling (coll/halving_steps.hpp)
 //   shm       the shared-memory engine (blocking calls only)
+//   hier      per host, then among host leaders (blocking calls only)
 //   auto      selection (coll/select.hpp)
 // Non-powers of two fold ranks in pairs before and hand the result back
 // after (coll/layout.hpp, Fold). Every rank gets the same bits.

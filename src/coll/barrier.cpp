@@ -1,6 +1,7 @@
 #include "coll/barrier.hpp"
 
 #include "coll/checks.hpp"
+#include "coll/hierarchical.hpp"
 #include "coll/registry.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/tree_steps.hpp"
@@ -75,6 +76,7 @@ const AlgorithmTable<BarrierArgs> kAlgorithms{
            tree_barrier(p, topo::make_tree(topo::Shape::flat, a.size, 0), a.rank);
          }},
         {shm::algorithm(), nullptr},
+        {hierarchical_algorithm(), nullptr},
     }};
 
 }  // namespace

@@ -8,6 +8,7 @@
 //   knomial:K      fan-in to rank 0 up a k-nomial tree, then fan-out
 //   flat           every rank to rank 0, then rank 0 to every rank
 //   shm            the shared-memory engine (blocking calls only)
+//   hier           per host, then among host leaders (blocking calls only)
 //   auto           selection (coll/select.hpp)
 
 #include "coll/algorithm.hpp"

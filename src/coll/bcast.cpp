@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "coll/checks.hpp"
+#include "coll/hierarchical.hpp"
 #include "coll/registry.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/tree_steps.hpp"
@@ -232,6 +233,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
                              a.bytes);
          }},
         {shm::algorithm(), nullptr},
+        {hierarchical_algorithm(), nullptr},
     }};
 
 }  // namespace

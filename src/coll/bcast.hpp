@@ -15,6 +15,7 @@
 //   scatter_allgather  binomial scatter of ceil(bytes/size)-byte blocks, then
 //                      a ring allgather (ranks skip blocks they already have)
 //   shm                the shared-memory engine (blocking calls only)
+//   hier               per host, then among host leaders (blocking calls only)
 //   auto               selection (coll/select.hpp)
 // Every algorithm handles any root, any size and 0 bytes (an empty schedule).
 

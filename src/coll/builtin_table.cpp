@@ -7,7 +7,10 @@
 // pairwise alltoall posting-depth rule measured on a 3,072-rank cluster
 // (docs/selection.md). `shm` rows come first wherever the shared-memory
 // engine has the collective: it serves blocking calls whose message fits
-// (shm_max_bytes, shm_slot_bytes) on a communicator with a segment.
+// (shm_max_bytes, shm_slot_bytes) on a communicator with a segment; `hier`
+// rows next, for communicators spanning several hosts with several ranks on
+// some host (blocking calls: each host on its segment, the leaders by these
+// tables).
 
 #include "coll/select.hpp"
 
@@ -19,10 +22,12 @@ constexpr std::string_view kBuiltinTable = R"json({
   "note": "grove's built-in rules",
   "barrier": [
     {"algorithm": "shm"},
+    {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"algorithm": "dissemination", "note": "ceil(log2 P) rounds, the fewest of the three"}
   ],
   "bcast": [
     {"algorithm": "shm"},
+    {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"max_ranks": 7, "algorithm": "binomial", "note": "MPICH: binomial below 8 ranks"},
     {"max_bytes": 12287, "algorithm": "binomial", "note": "MPICH: binomial below 12 KiB"},
     {"algorithm": "scatter_allgather", "note": "MPICH: scatter + ring allgather for long messages"}
@@ -39,6 +44,7 @@ constexpr std::string_view kBuiltinTable = R"json({
   ],
   "allgather": [
     {"algorithm": "shm"},
+    {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"pow2_ranks": true, "max_total": 524287, "algorithm": "recursive_doubling",
      "note": "MPICH: recursive doubling for powers of two below 512 KiB in all"},
     {"max_total": 81919, "algorithm": "bruck", "note": "MPICH: Bruck below 80 KiB in all"},
@@ -76,6 +82,7 @@ constexpr std::string_view kBuiltinTable = R"json({
   ],
   "reduce": [
     {"algorithm": "shm"},
+    {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"max_bytes": 2048, "algorithm": "binomial", "note": "MPICH: binomial up to 2 KiB"},
     {"count_below_pof2": true, "algorithm": "binomial",
      "note": "MPICH: binomial when the vector has fewer elements than the largest power of two <= ranks"},
@@ -83,6 +90,7 @@ constexpr std::string_view kBuiltinTable = R"json({
   ],
   "allreduce": [
     {"algorithm": "shm"},
+    {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"max_bytes": 2048, "algorithm": "recursive_doubling", "note": "MPICH: recursive doubling up to 2 KiB"},
     {"count_below_pof2": true, "algorithm": "recursive_doubling",
      "note": "MPICH: recursive doubling when the vector has fewer elements than the largest power of two <= ranks"},

@@ -6,6 +6,7 @@
 
 #include "coll/checks.hpp"
 #include "coll/halving_steps.hpp"
+#include "coll/hierarchical.hpp"
 #include "coll/registry.hpp"
 #include "coll/shm/collectives.hpp"
 #include "grove/error.hpp"
@@ -113,6 +114,7 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
            build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
          }},
         {shm::algorithm(), nullptr},
+        {hierarchical_algorithm(), nullptr},
     }};
 
 }  // namespace

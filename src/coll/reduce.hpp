@@ -11,6 +11,7 @@
 //                grouping); non-powers of two fold ranks in pairs first,
 //                relative to the root so that the root always takes part
 //   shm       the shared-memory engine (blocking calls only)
+//   hier      per host, then among host leaders (blocking calls only)
 //   auto      selection (coll/select.hpp)
 //
 // In place: the root's own contribution is already in its output (the input

@@ -101,7 +101,7 @@ bool SelectRow::matches(const CallFacts& f) const {
   const uint64_t per_node =
       f.ranks_per_node > 0 ? static_cast<uint64_t>(f.ranks_per_node) : ranks_count;
   if (!ranks.contains(ranks_count) || !bytes.contains(f.bytes) || !total.contains(f.total) ||
-      !ranks_per_node.contains(per_node)) {
+      !ranks_per_node.contains(per_node) || !hosts.contains(static_cast<uint64_t>(f.hosts))) {
     return false;
   }
   if (pow2_ranks && (ranks_count & (ranks_count - 1)) != 0) return false;
@@ -113,7 +113,8 @@ std::string SelectRow::conditions() const {
   std::string out;
   for (const std::string& part :
        {range_text(ranks, "ranks"), range_text(bytes, "bytes"), range_text(total, "total"),
-        range_text(ranks_per_node, "ranks_per_node"), std::string(pow2_ranks ? "pow2_ranks" : ""),
+        range_text(ranks_per_node, "ranks_per_node"), range_text(hosts, "hosts"),
+        std::string(pow2_ranks ? "pow2_ranks" : ""),
         std::string(count_below_pof2 ? "count_below_pof2" : "")}) {
     if (part.empty()) continue;
     if (!out.empty()) out += ", ";

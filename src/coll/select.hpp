@@ -7,8 +7,8 @@
 //   3. the built-in decision table (coll/builtin_table.cpp).
 //
 // A table is data: per collective an ordered list of rows, each a set of
-// conditions on the call (ranks, bytes, total bytes, ranks per host, and two
-// predicates) and an algorithm spec. The first row whose conditions hold
+// conditions on the call (ranks, bytes, total bytes, ranks per host, hosts,
+// and two predicates) and an algorithm spec. The first row whose conditions hold
 // and whose algorithm can run the call wins; a tuning file's rows come
 // before the built-in ones, which end with a row without conditions. Rows
 // also complete a spec that leaves an argument open: a forced `pipeline`
@@ -36,7 +36,8 @@ struct CallFacts {
   int ranks = 1;
   uint64_t bytes = 0;      // the collective's measure: message, block or vector bytes
   uint64_t total = 0;      // bytes over all ranks' blocks (or a rank's whole send)
-  int ranks_per_node = 0;  // 0: every rank on one host
+  int ranks_per_node = 0;  // the most ranks on one host; 0: every rank on one host
+  int hosts = 1;           // distinct hosts the ranks run on
   uint64_t count = 0;      // elements of a reduction's vector; else bytes
 };
 
@@ -53,6 +54,7 @@ struct SelectRow {
   Range bytes;
   Range total;
   Range ranks_per_node;
+  Range hosts;
   bool pow2_ranks = false;        // only for a power-of-two number of ranks
   bool count_below_pof2 = false;  // only for fewer elements than the largest power of two <= ranks
   AlgorithmSpec algorithm;

@@ -127,6 +127,10 @@ SelectRow read_row(Collective collective, const Json& row, const std::string& so
       out.ranks_per_node.min = amount(false);
     } else if (key == "max_ranks_per_node") {
       out.ranks_per_node.max = amount(false);
+    } else if (key == "min_hosts") {
+      out.hosts.min = amount(false);
+    } else if (key == "max_hosts") {
+      out.hosts.max = amount(false);
     } else if (key == "pow2_ranks") {
       out.pow2_ranks = flag();
     } else if (key == "count_below_pof2") {
@@ -134,7 +138,8 @@ SelectRow read_row(Collective collective, const Json& row, const std::string& so
     } else {
       fail(source, line,
            fmt::format("unknown key '{}' in a row of {} (known: algorithm, note, min_/max_ranks, "
-                       "min_/max_bytes, min_/max_total, min_/max_ranks_per_node, pow2_ranks, "
+                       "min_/max_bytes, min_/max_total, min_/max_ranks_per_node, min_/max_hosts, "
+                       "pow2_ranks, "
                        "count_below_pof2)",
                        key, name));
     }
@@ -223,6 +228,7 @@ std::string format_select_table(const SelectTable& table) {
       range(row.bytes, "min_bytes", "max_bytes");
       range(row.total, "min_total", "max_total");
       range(row.ranks_per_node, "min_ranks_per_node", "max_ranks_per_node");
+      range(row.hosts, "min_hosts", "max_hosts");
       if (row.pow2_ranks) j["pow2_ranks"] = true;
       if (row.count_below_pof2) j["count_below_pof2"] = true;
       j["algorithm"] = row.algorithm.to_string();

@@ -325,3 +325,22 @@ add_test(NAME cli.bench_unknown_coll
                  -- ${GROVE_TOOL} bench --coll nosuch)
 list(APPEND cli_tests cli.bench_unknown_coll)
 set_tests_properties(${cli_tests} PROPERTIES TIMEOUT 60)
+
+# ---- the hierarchical algorithm (ranks told they run on several hosts) ----
+foreach(shape "6 3" "5 2" "7 3" "4 4" "8 2")
+  separate_arguments(shape)
+  list(GET shape 0 n)
+  list(GET shape 1 hosts)
+  add_test(NAME coll.hier.n${n}.hosts${hosts}
+           COMMAND ${GROVE_TOOL} run -n ${n} --hosts ${hosts} --param wait_policy=block
+                   $<TARGET_FILE:mp_hier>)
+  set_tests_properties(coll.hier.n${n}.hosts${hosts} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "hier ok: ${n} ranks, ${hosts} hosts")
+endforeach()
+# The whole collective matrix with the world spread over hosts: every
+# blocking auto call of barrier, bcast, reduce, allreduce and allgather
+# takes the hierarchical path.
+add_test(NAME coll.colls.n6.hosts3
+         COMMAND ${GROVE_TOOL} run -n 6 --hosts 3 --param wait_policy=block $<TARGET_FILE:mp_colls>)
+set_tests_properties(coll.colls.n6.hosts3 PROPERTIES TIMEOUT 600
+                     PASS_REGULAR_EXPRESSION "colls ok: 6 ranks")
