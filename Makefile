@@ -12,8 +12,13 @@ all: build
 deps:
 	@bash scripts/deps.sh
 
+# Line tables only (-g1): backtraces and perf keep file:line, and the tree
+# builds in about two thirds of the time full debug information takes.
+DEBUG_FLAGS ?= -g1
+CONFIGURE_FLAGS = -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 $(DEBUG_FLAGS) -DNDEBUG"
+
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CONFIGURE_FLAGS)
 
 configure: deps $(BUILD_DIR)/build.ninja
 
