@@ -62,7 +62,7 @@ Ratio ratio_of_medians(std::span<const double> a, std::span<const double> b, uin
 std::vector<SummarizedCell> summarize(const std::vector<tsv::Cell>& cells) {
   std::vector<SummarizedCell> out;
   for (const tsv::Cell& c : cells)
-    out.push_back({c, stats::summarize(c.samples, c.key.text())});
+    out.push_back({c, stats::summarize(c.samples, c.key.text()), rank_mean(c)});
   return out;
 }
 
@@ -82,6 +82,11 @@ RatioRow make_row(const tsv::Cell& a, const tsv::Cell& b) {
   row.a = stats::summarize(a.samples, a.key.text());
   row.b = stats::summarize(b.samples, b.key.text());
   row.ratio = ratio_of_medians(a.samples, b.samples, stats::crc32(ratio_seed_key(row)));
+  row.a_rank = rank_mean(a);
+  row.b_rank = rank_mean(b);
+  if (row.a_rank && row.b_rank) {
+    row.rank_ratio = ratio_of_rank_means(a, b, stats::crc32("rank mean " + ratio_seed_key(row)));
+  }
   return row;
 }
 

@@ -160,7 +160,8 @@ std::vector<tsv::Cell> to_tsv_cells(const std::vector<CellResult>& results,
     cells.push_back(
         {library,
          {r.collective, r.algorithm, r.ranks, r.bytes, std::string(cadence_name(r.cadence))},
-         r.samples});
+         r.samples,
+         r.rank_samples});
   }
   return cells;
 }

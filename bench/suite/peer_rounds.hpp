@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "suite/runner.hpp"
 #include "suite/summary.hpp"
 
 namespace grove::bench {
@@ -24,7 +25,7 @@ struct PeerRunOptions {
   std::string algorithm = "auto";          // grove's --algo
   std::vector<std::string> collectives;    // empty: all
   std::vector<size_t> sizes;
-  bool streaming = false;
+  Cadence cadence = Cadence::isolated;
   double cell_seconds = 0.3;  // per cell over all rounds
   int warmup = 3;
   int min_iterations = 5;
@@ -58,10 +59,13 @@ std::vector<std::string> suite_arguments(const PeerRunOptions& options);
 // appended to its argv) in `work_dir`; returns every row, relabelled with
 // its contender's label. A contender whose job fails is dropped from later
 // rounds and reported in `failures` (label: reason); a failure of a label
-// starting with "grove" is a grove::Error.
+// starting with "grove" is a grove::Error. Progress (round, contender, jobs
+// and, given `cells_per_job`, cells done) goes to stderr before each job:
+// one rewritten line on a terminal, one line per job otherwise.
 std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int rounds,
                                  const std::string& work_dir, double job_timeout_seconds,
-                                 std::vector<std::pair<std::string, std::string>>& failures);
+                                 std::vector<std::pair<std::string, std::string>>& failures,
+                                 size_t cells_per_job = 0);
 
 // The whole comparison: plans, rounds, pooled cells, settings lines.
 RunSummary run_with_peers(const PeerRunOptions& options);

@@ -27,9 +27,14 @@ struct RunSummary {
 };
 
 // How grove fares against one peer (or "best MPI": per cell the faster of
-// openmpi and mpich): cells at or below 1, the worst ratio and where.
+// openmpi and mpich) under one metric: cells at or below 1, the worst ratio
+// and where. `metric` is kSpanMetric (ratio of span medians) or
+// kRankMeanMetric (ratio of OSU's per-rank means; only cells where both
+// sides carry per-rank times count).
+inline constexpr std::string_view kSpanMetric = "span median";
+inline constexpr std::string_view kRankMeanMetric = "per-rank mean";
 struct Headline {
-  std::string grove_library, against;
+  std::string grove_library, against, metric;
   size_t cells = 0, at_or_below_one = 0;
   double geometric_mean = 0, worst = 0;
   std::string worst_cell;

@@ -13,7 +13,7 @@ namespace grove::bench {
 namespace {
 
 std::vector<tsv::Cell> cells_of(const std::string& body) {
-  std::istringstream in(std::string(tsv::kHeader) + "\n" + body);
+  std::istringstream in(std::string(tsv::kSpanOnlyHeader) + "\n" + body);
   return tsv::group(tsv::read(in, "synthetic"));
 }
 
