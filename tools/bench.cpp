@@ -138,6 +138,9 @@ const RegisterCommand bench_command{{
                      "grove executable of the grove rounds (default: this one)");
       sub.add_option("--peer-dir", m.peer_dir, "Where grove-peer-* are (default: build tree)");
       sub.add_option("--job-timeout", m.job_timeout_seconds, "Seconds per job (0: derived)");
+      sub.add_option("--background", m.background,
+                     "Also run every library beside a background load: nice-busy,daemon "
+                     "(orchestrated like --peers; -n N)");
       sub.add_flag("--keep-logs", m.keep_logs, "Keep the per-round logs and TSVs of --peers");
       sub.add_option("--compare", m.compare, "A.tsv B.tsv: per-cell ratios A/B with 95% CIs")
           ->expected(2);

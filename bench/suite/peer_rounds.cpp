@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "grove/error.hpp"
+#include "suite/background.hpp"
 #include "suite/cells.hpp"
 #include "suite/subprocess.hpp"
 
@@ -190,7 +192,21 @@ std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int r
       const std::string stem = fmt::format("{}/r{}-{}", work_dir, round, file_label);
       std::vector<std::string> argv = c.argv;
       argv.insert(argv.end(), {"--tsv", stem + ".tsv"});
-      const ProcessResult r = run_process(argv, c.env, stem + ".log", job_timeout_seconds);
+      ProcessResult r;
+      {
+        // Started just before and stopped just after the job, on every
+        // path out of this block.
+        std::optional<BackgroundLoad> load;
+        if (!c.background.empty()) {
+          load.emplace(c.background);
+          std::string pids;
+          for (const pid_t pid : load->pids())
+            pids += fmt::format(" {}", pid);
+          fmt::print(stderr, "{}grove bench: background load pids{}\n", terminal ? "\n" : "", pids);
+          std::fflush(stderr);
+        }
+        r = run_process(argv, c.env, stem + ".log", job_timeout_seconds);
+      }
       ++done;
       std::string failure;
       if (r.timed_out)
@@ -253,6 +269,17 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
     run.peers.push_back(launch.status);
   }
 
+  if (!o.background.empty()) {
+    std::vector<Contender> both;
+    for (const Contender& c : contenders) {
+      both.push_back(c);
+      Contender loaded = c;
+      loaded.label += kLoadedSuffix;
+      loaded.background = o.background;
+      both.push_back(std::move(loaded));
+    }
+    contenders = std::move(both);
+  }
   const std::string work = make_temp_dir("grove-bench-peers");
   std::vector<std::pair<std::string, std::string>> failures;
   const auto rows =
@@ -295,6 +322,12 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   "the cell pair",
                   stats::kBootstrapResamples),
   };
+  if (!o.background.empty()) {
+    run.settings.push_back(fmt::format(
+        "background load: each contender also runs as LIBRARY{} right after its quiet job, "
+        "beside {}; the load starts before the job and is stopped after it",
+        kLoadedSuffix, describe_background(o.background)));
+  }
   if (o.keep_logs) run.settings.push_back("logs and per-round TSVs kept in " + work);
   return run;
 }

@@ -34,6 +34,9 @@ struct PeerRunOptions {
   std::string grove_executable;    // default: this program
   std::string peer_dir;            // default: GROVE_PEER_DIR, then beside grove
   bool keep_logs = false;          // keep the work directory of logs and TSVs
+  // With kinds of background load, every contender also runs loaded, right
+  // after its quiet job in each round, labelled with kLoadedSuffix.
+  std::vector<std::string> background;
 };
 
 // What one contender of a round is: a label and how to start it.
@@ -41,7 +44,13 @@ struct Contender {
   std::string label;  // TSV library column given to its rows
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
+  // Kinds of background load (suite/background.hpp) running during this
+  // contender's jobs; empty: a quiet job.
+  std::vector<std::string> background;
 };
+
+// The library label of a contender's loaded twin: "openmpi" -> "openmpi+bg".
+inline constexpr std::string_view kLoadedSuffix = "+bg";
 
 // The peer executables and their launch lines; a peer that cannot run gets
 // ran = false and a note saying why.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grove/error.hpp"
+#include "suite/peer_rounds.hpp"
 
 namespace grove::bench {
 namespace {
@@ -146,6 +147,104 @@ std::vector<Headline> headlines(const std::vector<tsv::Cell>& cells,
   return out;
 }
 
+std::vector<Slowdown> slowdowns(const std::vector<tsv::Cell>& cells) {
+  std::vector<Slowdown> out;
+  for (const tsv::Cell& loaded : cells) {
+    const std::string_view label = loaded.library;
+    if (label.size() <= kLoadedSuffix.size() || !label.ends_with(kLoadedSuffix)) continue;
+    const std::string quiet_label(label.substr(0, label.size() - kLoadedSuffix.size()));
+    for (const tsv::Cell& quiet : cells) {
+      if (quiet.library != quiet_label || quiet.key != loaded.key) continue;
+      Slowdown s;
+      s.library = quiet_label;
+      s.key = loaded.key;
+      s.quiet_median = stats::median(quiet.samples);
+      s.loaded_median = stats::median(loaded.samples);
+      const std::string seed = fmt::format("{} loaded / quiet: {}", quiet_label, loaded.key.text());
+      s.span = ratio_of_medians(loaded.samples, quiet.samples, stats::crc32(seed));
+      if (tsv::has_rank_times(loaded) && tsv::has_rank_times(quiet))
+        s.rank_mean = ratio_of_rank_means(loaded, quiet, stats::crc32("rank mean " + seed));
+      out.push_back(std::move(s));
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The background section: one line per loaded cell, then per grove library
+// and peer how often grove's slowdown stays within 2x of the peer's.
+std::vector<std::string> background_lines(const RunSummary& run, bool markdown) {
+  const auto rows = slowdowns(run.cells);
+  std::vector<std::string> lines;
+  if (rows.empty()) return lines;
+  if (markdown) {
+    lines.push_back("### Beside background load (slowdown = loaded / quiet, same run)");
+    lines.push_back("");
+    lines.push_back(
+        "| library | collective | algorithm | ranks | bytes | cadence | quiet µs | loaded µs | "
+        "slowdown [95% CI] | per-rank-mean slowdown [95% CI] |");
+    lines.push_back("|---|---|---|---:|---:|---|---:|---:|---:|---:|");
+  } else {
+    lines.push_back(
+        "# beside background load: slowdown = loaded / quiet of the same library, "
+        "same run");
+    lines.push_back(
+        fmt::format("{:<12} {:<15} {:<16} {:>5} {:>9} {:<13} {:>10} {:>10} {:>27} {:>27}",
+                    "library", "collective", "algorithm", "ranks", "bytes", "cadence", "quiet_us",
+                    "loaded_us", "slowdown [95% CI]", "rank_mean slowdown [95% CI]"));
+  }
+  for (const Slowdown& s : rows) {
+    const auto& k = s.key;
+    const std::string rank = s.rank_mean ? format_ratio(*s.rank_mean) : "-";
+    lines.push_back(
+        markdown
+            ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |", s.library,
+                          k.collective, k.algorithm, k.ranks, k.bytes, k.cadence,
+                          us(s.quiet_median), us(s.loaded_median), format_ratio(s.span), rank)
+            : fmt::format("{:<12} {:<15} {:<16} {:>5} {:>9} {:<13} {:>10} {:>10} {:>27} {:>27}",
+                          s.library, k.collective, k.algorithm, k.ranks, k.bytes, k.cadence,
+                          us(s.quiet_median), us(s.loaded_median), format_ratio(s.span), rank));
+  }
+  if (markdown) lines.push_back("");
+  // grove's slowdown over each peer's, cell by cell (peers matched without
+  // their algorithm, as in the quiet table).
+  std::map<std::pair<std::string, std::string>, std::tuple<size_t, size_t, double, std::string>>
+      versus;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const Slowdown& g : rows) {
+    if (!is_grove_library(g.library)) continue;
+    for (const Slowdown& p : rows) {
+      if (is_grove_library(p.library) || p.key.collective != g.key.collective ||
+          p.key.ranks != g.key.ranks || p.key.bytes != g.key.bytes ||
+          p.key.cadence != g.key.cadence || std::isnan(p.span.value) || std::isnan(g.span.value) ||
+          p.span.value <= 0) {
+        continue;
+      }
+      auto [it, inserted] = versus.try_emplace({g.library, p.library}, 0, 0, 0.0, "");
+      if (inserted) order.emplace_back(g.library, p.library);
+      auto& [cells, within, worst, where] = it->second;
+      const double q = g.span.value / p.span.value;
+      ++cells;
+      if (q <= 2) ++within;
+      if (q > worst) {
+        worst = q;
+        where = g.key.text();
+      }
+    }
+  }
+  for (const auto& key : order) {
+    const auto& [cells, within, worst, where] = versus.at(key);
+    lines.push_back(fmt::format(
+        "{}{}'s slowdown over {}'s (span medians): at most 2 in {} of {} cells, worst {:.3f} ({})",
+        markdown ? "- " : "# ", key.first, key.second, within, cells, worst, where));
+  }
+  return lines;
+}
+
+}  // namespace
+
 void print_summary(std::FILE* out, const RunSummary& run) {
   for (const std::string& line : run.settings)
     fmt::print(out, "# {}\n", line);
@@ -163,6 +262,8 @@ void print_summary(std::FILE* out, const RunSummary& run) {
                  s.summary.count, us_ci(s.summary), us(s.summary.p5), us(s.summary.p95),
                  rank_text(s.rank));
     }
+    for (const std::string& line : background_lines(run, false))
+      fmt::print(out, "{}\n", line);
     return;
   }
   const auto rows = compare_with_peers(run.cells, run.peer_names());
@@ -196,6 +297,8 @@ void print_summary(std::FILE* out, const RunSummary& run) {
   }
   for (const Headline& h : headlines(run.cells, run.peer_names()))
     fmt::print(out, "# {}\n", headline_text(h));
+  for (const std::string& line : background_lines(run, false))
+    fmt::print(out, "{}\n", line);
 }
 
 void write_json(const std::string& path, const RunSummary& run) {
@@ -292,6 +395,9 @@ std::string markdown(const RunSummary& run) {
                         s.summary.count, us_ci(s.summary), us(s.summary.p5), us(s.summary.p95),
                         rank_text(s.rank));
     }
+    md << "\n";
+    for (const std::string& line : background_lines(run, true))
+      md << line << "\n";
     return md.str();
   }
   md << "| library | collective | algorithm | ranks | bytes | cadence | median µs [95% CI] | "
@@ -332,6 +438,9 @@ std::string markdown(const RunSummary& run) {
         h.grove_library, h.against, h.metric, h.at_or_below_one, h.cells, h.geometric_mean, h.worst,
         h.worst_cell);
   }
+  md << "\n";
+  for (const std::string& line : background_lines(run, true))
+    md << line << "\n";
   return md.str();
 }
 

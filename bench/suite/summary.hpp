@@ -43,6 +43,18 @@ struct Headline {
 std::vector<Headline> headlines(const std::vector<tsv::Cell>& cells,
                                 const std::vector<std::string>& peers);
 
+// A library's cell run beside background load ("LIB+bg") against the same
+// cell of its quiet self ("LIB") from the same run: the slowdown of the span
+// median and of the per-rank mean (loaded / quiet, with bootstrap CIs).
+struct Slowdown {
+  std::string library;  // the quiet label
+  tsv::CellKey key;
+  double quiet_median = 0, loaded_median = 0;
+  Ratio span;
+  std::optional<Ratio> rank_mean;
+};
+std::vector<Slowdown> slowdowns(const std::vector<tsv::Cell>& cells);
+
 // Per grove cell: its median and CI, then per peer its median and the
 // ratio grove/peer with its CI; "-" where a peer has no such cell. Without
 // peers, the plain per-cell table of every library.

@@ -143,6 +143,14 @@ add_test(NAME bench.smoke.n2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/bench_smo
 set_tests_properties(bench.smoke.n2 PROPERTIES TIMEOUT 150 PASS_REGULAR_EXPRESSION "bench smoke ok"
                      FAIL_REGULAR_EXPRESSION "FAIL: ")
 
+# --background: quiet and loaded jobs, the slowdown table, and no load
+# process left on a normal end, an error, SIGTERM or SIGKILL of the bench.
+add_test(NAME bench.background
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/bench_background.sh ${GROVE_TOOL}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/mp/fake_grove_bench.sh)
+set_tests_properties(bench.background PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "background ok"
+                     FAIL_REGULAR_EXPRESSION "FAIL: ")
+
 # ---- bench peers (bench/peers/): each peer driver at N=2 on tiny sizes; a
 # peer that was not built is skipped (exit 77). Then `grove bench --peers`
 # rounds with a stand-in for grove's own job, so the peers' launch lines are
