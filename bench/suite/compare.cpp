@@ -160,12 +160,14 @@ void print_comparison(std::FILE* out, const Comparison& comparison, const std::s
              "# ratio = median(A) / median(B), below 1: A is faster; 95% CI: percentile bootstrap "
              "of the ratio of medians ({} resamples, seed = CRC-32 of the cell)\n",
              a_name, b_name, stats::kBootstrapResamples);
-  fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11} {:>11} {:>27}\n", "collective",
-             "algorithm", "ranks", "bytes", "cadence", "A_us", "B_us", "A/B [95% CI]");
+  fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11} {:>11} {:>27} {:>27}\n", "collective",
+             "algorithm", "ranks", "bytes", "cadence", "A_us", "B_us", "A/B [95% CI]",
+             "rank-mean A/B [95% CI]");
   for (const RatioRow& r : comparison.rows) {
-    fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11.2f} {:>11.2f} {:>27}\n",
+    fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11.2f} {:>11.2f} {:>27} {:>27}\n",
                r.key.collective, r.key.algorithm, r.key.ranks, r.key.bytes, r.key.cadence,
-               r.a.median * 1e6, r.b.median * 1e6, format_ratio(r.ratio));
+               r.a.median * 1e6, r.b.median * 1e6, format_ratio(r.ratio),
+               r.rank_ratio ? format_ratio(*r.rank_ratio) : "-");
   }
   for (const auto& k : comparison.only_a)
     fmt::print(out, "# only in A: {}\n", k.text());
@@ -178,13 +180,15 @@ std::string comparison_markdown(const Comparison& comparison, const std::string&
   std::string md = fmt::format(
       "A = `{}`, B = `{}`; ratio = median(A) / median(B), below 1: A is faster; 95% CI: "
       "percentile bootstrap of the ratio of medians ({} resamples).\n\n"
-      "| collective | algorithm | ranks | bytes | cadence | A µs | B µs | A/B [95% CI] |\n"
-      "|---|---|---:|---:|---|---:|---:|---:|\n",
+      "| collective | algorithm | ranks | bytes | cadence | A µs | B µs | A/B [95% CI] | "
+      "rank-mean A/B [95% CI] |\n"
+      "|---|---|---:|---:|---|---:|---:|---:|---:|\n",
       a_name, b_name, stats::kBootstrapResamples);
   for (const RatioRow& r : comparison.rows) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |\n", r.key.collective,
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} | {} |\n", r.key.collective,
                       r.key.algorithm, r.key.ranks, r.key.bytes, r.key.cadence, r.a.median * 1e6,
-                      r.b.median * 1e6, format_ratio(r.ratio));
+                      r.b.median * 1e6, format_ratio(r.ratio),
+                      r.rank_ratio ? format_ratio(*r.rank_ratio) : "-");
   }
   for (const auto& k : comparison.only_a)
     md += fmt::format("\nOnly in A: `{}`", k.text());

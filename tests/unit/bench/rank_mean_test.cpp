@@ -143,6 +143,24 @@ TEST(BenchRankMean, SummaryLinesAndMarkdownCarryBothMetrics) {
   EXPECT_THAT(printed, testing::HasSubstr("2.00 [2.00, 2.00] (1.00..3.00)"));
 }
 
+TEST(BenchRankMean, CompareGivesTheRatioOfPerRankMeans) {
+  auto cells = [](const std::string& body) {
+    std::istringstream in(std::string(tsv::kHeader) + "\n" + body);
+    return tsv::group(tsv::read(in, "synthetic"));
+  };
+  const auto a = cells(
+      "grove\tbcast\tauto\t2\t8\tbarrier-after\t0\t5e-6\t2e-6,4e-6\n"
+      "grove\tbcast\tauto\t2\t8\tbarrier-after\t1\t5e-6\t2e-6,4e-6\n");
+  const auto b = cells("grove\tbcast\tauto\t2\t8\tbarrier-after\t0\t2e-6\t1e-6,2e-6\n");
+  const Comparison c = compare(a, b);
+  ASSERT_EQ(c.rows.size(), 1u);
+  ASSERT_TRUE(c.rows[0].rank_ratio.has_value());
+  EXPECT_DOUBLE_EQ(c.rows[0].rank_ratio->value, 2.0);  // 3 us / 1.5 us
+  EXPECT_DOUBLE_EQ(c.rows[0].ratio.value, 2.5);        // spans 5 / 2
+  EXPECT_THAT(comparison_markdown(c, "A", "B"),
+              testing::HasSubstr("| 5.00 | 2.00 | 2.500 [2.500, 2.500] | 2.000 [2.000, 2.000] |"));
+}
+
 // The loop's order of barrier and call, recorded by fake steps.
 struct RecordingOps {
   std::string log;
