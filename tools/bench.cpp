@@ -19,7 +19,7 @@ namespace {
 
 struct BenchArgs {
   std::string collectives;
-  std::string algorithm = "all";
+  std::string algorithm;  // empty: all for a plain run, auto with --peers
   std::string sizes = "1:1MiB:4";
   std::string cadence = "isolated";
   std::string tsv;
@@ -44,15 +44,9 @@ std::vector<std::string> split_list(const std::string& text) {
 int run_bench(const BenchArgs& args) {
   bench::RunOptions options;
   options.collectives = split_list(args.collectives);
-  options.algorithm = args.algorithm;
+  options.algorithm = args.algorithm.empty() ? "all" : args.algorithm;
   options.sizes = bench::parse_sizes(args.sizes);
-  if (args.cadence == "isolated")
-    options.cadence = bench::Cadence::isolated;
-  else if (args.cadence == "streaming")
-    options.cadence = bench::Cadence::streaming;
-  else
-    throw grove::Error(grove::Errc::usage,
-                       fmt::format("--cadence '{}': isolated or streaming", args.cadence));
+  options.cadence = bench::parse_cadence(args.cadence);
   options.cell_seconds = args.cell_seconds;
   options.warmup = args.warmup;
   options.min_iterations = args.min_iterations;
@@ -90,14 +84,12 @@ int run_bench(const BenchArgs& args) {
 // --peers, --compare, --from-tsv: not a rank of a job; bench/suite/modes.hpp.
 int run_orchestration(const BenchArgs& args) {
   bench::PeerRunOptions suite;
-  suite.algorithm = args.algorithm;
+  // A peer has one algorithm (its library's choice), so grove's own choice
+  // is the fair default; every algorithm would also multiply the run time.
+  suite.algorithm = args.algorithm.empty() ? "auto" : args.algorithm;
   suite.collectives = split_list(args.collectives);
   suite.sizes = bench::parse_sizes(args.sizes);
-  if (args.cadence != "isolated" && args.cadence != "streaming") {
-    throw grove::Error(grove::Errc::usage,
-                       fmt::format("--cadence '{}': isolated or streaming", args.cadence));
-  }
-  suite.streaming = args.cadence == "streaming";
+  suite.cadence = bench::parse_cadence(args.cadence);
   suite.cell_seconds = args.cell_seconds;
   suite.warmup = args.warmup;
   suite.min_iterations = args.min_iterations;
@@ -113,11 +105,14 @@ const RegisterCommand bench_command{{
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<BenchArgs>();
       sub.add_option("--coll", args->collectives, "Collectives, comma-separated (default: all)");
-      sub.add_option("--algo", args->algorithm, "all, auto, or one algorithm name")
-          ->capture_default_str();
+      sub.add_option("--algo", args->algorithm,
+                     "all, auto, or one algorithm name (default: all; auto with --peers)");
       sub.add_option("--sizes", args->sizes, "FROM:TO[:FACTOR] and/or a comma list of sizes")
           ->capture_default_str();
-      sub.add_option("--cadence", args->cadence, "isolated or streaming")->capture_default_str();
+      sub.add_option("--cadence", args->cadence,
+                     "isolated (barrier before each call), barrier-after (OSU's loop) or "
+                     "streaming")
+          ->capture_default_str();
       sub.add_option("--tsv", args->tsv, "Write raw samples to this TSV file");
       sub.add_option("--cell-time", args->cell_seconds, "Seconds per cell after warm-up")
           ->capture_default_str()
@@ -143,6 +138,9 @@ const RegisterCommand bench_command{{
                      "grove executable of the grove rounds (default: this one)");
       sub.add_option("--peer-dir", m.peer_dir, "Where grove-peer-* are (default: build tree)");
       sub.add_option("--job-timeout", m.job_timeout_seconds, "Seconds per job (0: derived)");
+      sub.add_option("--background", m.background,
+                     "Also run every library beside a background load: nice-busy,daemon "
+                     "(orchestrated like --peers; -n N)");
       sub.add_flag("--keep-logs", m.keep_logs, "Keep the per-round logs and TSVs of --peers");
       sub.add_option("--compare", m.compare, "A.tsv B.tsv: per-cell ratios A/B with 95% CIs")
           ->expected(2);

@@ -121,10 +121,11 @@ void print_header(const Options& options, int ranks) {
       "# {}: {} ranks, cadence {}, warm-up {}, {}..{} iterations, {:.3g} s per cell\n"
       "# time per call = last rank's completion - first rank's start (shared CLOCK_MONOTONIC)"
       "{}; median with 95% bootstrap CI (2000 resamples)\n",
-      options.library, ranks, options.limits.streaming ? "streaming" : "isolated", options.warmup,
+      options.library, ranks, cadence_text(options.limits), options.warmup,
       options.limits.min_iterations, options.limits.max_iterations, options.limits.cell_seconds,
-      options.limits.streaming ? ", averaged over batches of 16 back-to-back calls"
-                               : ", a barrier before each call");
+      options.limits.streaming       ? ", averaged over batches of 16 back-to-back calls"
+      : options.limits.barrier_after ? ", a barrier after each call"
+                                     : ", a barrier before each call");
   fmt::print("{:<15} {:<10} {:>9} {:>7} {:>11} {:>23} {:>11} {:>11}\n", "collective", "algorithm",
              "bytes", "iters", "median_us", "95% CI (us)", "p5_us", "p95_us");
 }
@@ -188,10 +189,12 @@ Options parse_options(int argc, char** argv, const std::string& default_library)
       o.sizes = parse_sizes(next());
     } else if (name == "--cadence") {
       const std::string c = next();
-      if (c != "isolated" && c != "streaming") {
-        throw Error(Errc::usage, fmt::format("--cadence '{}': isolated or streaming", c));
+      if (c != "isolated" && c != "barrier-after" && c != "streaming") {
+        throw Error(Errc::usage,
+                    fmt::format("--cadence '{}': isolated, barrier-after or streaming", c));
       }
       o.limits.streaming = c == "streaming";
+      o.limits.barrier_after = c == "barrier-after";
     } else if (name == "--cell-time") {
       o.limits.cell_seconds = parse_number(next(), name, 0, 3600);
     } else if (name == "--warmup") {
@@ -210,7 +213,8 @@ Options parse_options(int argc, char** argv, const std::string& default_library)
       o.quiet = true;
     } else if (name == "--help" || name == "-h") {
       throw Error(Errc::usage,
-                  "options: --coll LIST --sizes SPEC --cadence isolated|streaming --cell-time S "
+                  "options: --coll LIST --sizes SPEC --cadence isolated|barrier-after|streaming "
+                  "--cell-time S "
                   "--warmup N --min-iters N --max-iters N --tsv FILE --library NAME --quiet "
                   "[-n N (gloo: fork N ranks)]");
     } else {
@@ -235,7 +239,7 @@ void run(Job& job, CollectiveFactory factory, const Options& options,
   }
   const bool show_progress = leader && isatty(STDERR_FILENO);
   const double begin = monotonic_seconds();
-  const char* cadence = options.limits.streaming ? "streaming" : "isolated";
+  const char* cadence = cadence_text(options.limits);
 
   std::vector<tsv::Cell> results;
   uint32_t generation = 0;
@@ -254,7 +258,8 @@ void run(Job& job, CollectiveFactory factory, const Options& options,
     if (!leader) continue;
     tsv::Cell cell{options.library,
                    {std::string(p.spec.name), kAlgorithm, job.size(), p.bytes, cadence},
-                   iteration_times(starts, ends, options.limits.streaming)};
+                   iteration_times(starts, ends, options.limits.streaming),
+                   rank_times(starts, ends, options.limits.streaming)};
     if (!options.quiet) {
       const stats::Summary s = stats::summarize(cell.samples, cell.key.text());
       fmt::print("{:<15} {:<10} {:>9} {:>7} {:>11.2f} {:>23} {:>11.2f} {:>11.2f}\n",

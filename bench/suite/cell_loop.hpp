@@ -24,6 +24,10 @@ inline constexpr int kStreamingBatch = 16;
 
 struct LoopLimits {
   bool streaming = false;
+  // Isolated cadence only: the barrier follows each call (OSU's loop, where
+  // a call may start while others still leave the previous barrier) instead
+  // of preceding it (every rank starts the call together).
+  bool barrier_after = false;
   double cell_seconds = 0.1;  // time budget per cell, warm-up excluded
   int min_iterations = 5;
   int max_iterations = 10000;
@@ -46,10 +50,11 @@ void time_isolated(Ops& ops, const LoopLimits& limits, Stamps& stamps) {
   const double budget_end = monotonic_seconds() + limits.cell_seconds;
   for (;;) {
     for (int i = 0; i < kIsolatedBatch; ++i) {
-      ops.barrier();
+      if (!limits.barrier_after) ops.barrier();
       const double t0 = monotonic_seconds();
       ops.call();
       const double t1 = monotonic_seconds();
+      if (limits.barrier_after) ops.barrier();
       stamps.start.push_back(t0);
       stamps.end.push_back(t1);
     }
@@ -106,6 +111,30 @@ inline std::vector<double> iteration_times(const std::vector<std::vector<double>
     times.push_back((last_end - first_start) / per_sample);
   }
   return times;
+}
+
+// Per-sample, per-rank times (`[i][r]`): rank r's own end minus its own
+// start of sample i, divided by the calls in a sample. OSU's latency of a
+// rank is the mean of its column (suite/rank_mean.hpp).
+inline std::vector<std::vector<double>> rank_times(const std::vector<std::vector<double>>& starts,
+                                                   const std::vector<std::vector<double>>& ends,
+                                                   bool streaming) {
+  const double per_sample = streaming ? static_cast<double>(kStreamingBatch) : 1.0;
+  std::vector<std::vector<double>> times;
+  if (starts.empty()) return times;
+  for (size_t i = 0; i < starts[0].size(); ++i) {
+    std::vector<double> row;
+    for (size_t r = 0; r < starts.size(); ++r)
+      row.push_back((ends[r][i] - starts[r][i]) / per_sample);
+    times.push_back(std::move(row));
+  }
+  return times;
+}
+
+// The cadence column's text of a loop.
+inline const char* cadence_text(const LoopLimits& limits) {
+  if (limits.streaming) return "streaming";
+  return limits.barrier_after ? "barrier-after" : "isolated";
 }
 
 }  // namespace grove::bench

@@ -62,7 +62,7 @@ Ratio ratio_of_medians(std::span<const double> a, std::span<const double> b, uin
 std::vector<SummarizedCell> summarize(const std::vector<tsv::Cell>& cells) {
   std::vector<SummarizedCell> out;
   for (const tsv::Cell& c : cells)
-    out.push_back({c, stats::summarize(c.samples, c.key.text())});
+    out.push_back({c, stats::summarize(c.samples, c.key.text()), rank_mean(c)});
   return out;
 }
 
@@ -82,6 +82,11 @@ RatioRow make_row(const tsv::Cell& a, const tsv::Cell& b) {
   row.a = stats::summarize(a.samples, a.key.text());
   row.b = stats::summarize(b.samples, b.key.text());
   row.ratio = ratio_of_medians(a.samples, b.samples, stats::crc32(ratio_seed_key(row)));
+  row.a_rank = rank_mean(a);
+  row.b_rank = rank_mean(b);
+  if (row.a_rank && row.b_rank) {
+    row.rank_ratio = ratio_of_rank_means(a, b, stats::crc32("rank mean " + ratio_seed_key(row)));
+  }
   return row;
 }
 
@@ -155,12 +160,14 @@ void print_comparison(std::FILE* out, const Comparison& comparison, const std::s
              "# ratio = median(A) / median(B), below 1: A is faster; 95% CI: percentile bootstrap "
              "of the ratio of medians ({} resamples, seed = CRC-32 of the cell)\n",
              a_name, b_name, stats::kBootstrapResamples);
-  fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11} {:>11} {:>27}\n", "collective",
-             "algorithm", "ranks", "bytes", "cadence", "A_us", "B_us", "A/B [95% CI]");
+  fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11} {:>11} {:>27} {:>27}\n", "collective",
+             "algorithm", "ranks", "bytes", "cadence", "A_us", "B_us", "A/B [95% CI]",
+             "rank-mean A/B [95% CI]");
   for (const RatioRow& r : comparison.rows) {
-    fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11.2f} {:>11.2f} {:>27}\n",
+    fmt::print(out, "{:<15} {:<20} {:>5} {:>9} {:<9} {:>11.2f} {:>11.2f} {:>27} {:>27}\n",
                r.key.collective, r.key.algorithm, r.key.ranks, r.key.bytes, r.key.cadence,
-               r.a.median * 1e6, r.b.median * 1e6, format_ratio(r.ratio));
+               r.a.median * 1e6, r.b.median * 1e6, format_ratio(r.ratio),
+               r.rank_ratio ? format_ratio(*r.rank_ratio) : "-");
   }
   for (const auto& k : comparison.only_a)
     fmt::print(out, "# only in A: {}\n", k.text());
@@ -173,13 +180,15 @@ std::string comparison_markdown(const Comparison& comparison, const std::string&
   std::string md = fmt::format(
       "A = `{}`, B = `{}`; ratio = median(A) / median(B), below 1: A is faster; 95% CI: "
       "percentile bootstrap of the ratio of medians ({} resamples).\n\n"
-      "| collective | algorithm | ranks | bytes | cadence | A µs | B µs | A/B [95% CI] |\n"
-      "|---|---|---:|---:|---|---:|---:|---:|\n",
+      "| collective | algorithm | ranks | bytes | cadence | A µs | B µs | A/B [95% CI] | "
+      "rank-mean A/B [95% CI] |\n"
+      "|---|---|---:|---:|---|---:|---:|---:|---:|\n",
       a_name, b_name, stats::kBootstrapResamples);
   for (const RatioRow& r : comparison.rows) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} |\n", r.key.collective,
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {} | {} |\n", r.key.collective,
                       r.key.algorithm, r.key.ranks, r.key.bytes, r.key.cadence, r.a.median * 1e6,
-                      r.b.median * 1e6, format_ratio(r.ratio));
+                      r.b.median * 1e6, format_ratio(r.ratio),
+                      r.rank_ratio ? format_ratio(*r.rank_ratio) : "-");
   }
   for (const auto& k : comparison.only_a)
     md += fmt::format("\nOnly in A: `{}`", k.text());

@@ -14,21 +14,19 @@
 #include <vector>
 
 #include "core/stats.hpp"
+#include "suite/rank_mean.hpp"
 #include "suite/tsv.hpp"
 
 namespace grove::bench {
 
-struct Ratio {
-  double value = 0;  // median(a) / median(b); NaN when median(b) is 0
-  stats::Interval ci;
-};
-
+// median(a) / median(b) (NaN when median(b) is 0) with its CI.
 Ratio ratio_of_medians(std::span<const double> a, std::span<const double> b, uint64_t seed,
                        int resamples = stats::kBootstrapResamples);
 
 struct SummarizedCell {
   tsv::Cell cell;
-  stats::Summary summary;  // seeded by cell.key.text(), as grove bench's table
+  stats::Summary summary;        // seeded by cell.key.text(), as grove bench's table
+  std::optional<RankMean> rank;  // OSU's per-rank mean, when the cell has it
 };
 
 std::vector<SummarizedCell> summarize(const std::vector<tsv::Cell>& cells);
@@ -37,7 +35,12 @@ struct RatioRow {
   tsv::CellKey key;  // the numerator's cell
   std::string a_library, b_library, b_algorithm;
   stats::Summary a, b;
-  Ratio ratio;
+  Ratio ratio;  // of the span medians
+  // OSU's per-rank mean of both cells and their ratio, when both cells
+  // carry per-rank times; the ratio's bootstrap seed is CRC-32 of
+  // "rank mean " + ratio_seed_key.
+  std::optional<RankMean> a_rank, b_rank;
+  std::optional<Ratio> rank_ratio;
 };
 
 // The key that seeds a ratio's bootstrap: "A-lib vs B-lib: <a key> / <b algorithm>".

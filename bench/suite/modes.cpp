@@ -7,6 +7,7 @@
 
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "suite/background.hpp"
 #include "suite/plot.hpp"
 
 namespace grove::bench {
@@ -119,9 +120,10 @@ int run_peers(const ModeArgs& mode, const PeerRunOptions& suite) {
   o.grove_executable = mode.grove_executable;
   o.job_timeout_seconds = mode.job_timeout_seconds;
   o.keep_logs = mode.keep_logs;
+  if (!mode.background.empty()) o.background = parse_background(mode.background);
   o.wait_policies =
       mode.wait_policies == "all" ? all_wait_policies() : split_list(mode.wait_policies);
-  if (o.ranks < 1) throw Error(Errc::usage, "--peers needs -n N (ranks per job)");
+  if (o.ranks < 1) throw Error(Errc::usage, "--peers and --background need -n N (ranks per job)");
   const RunSummary run = run_with_peers(o);
   if (!mode.tsv.empty()) write_tsv_with_settings(mode.tsv, run);
   print_summary(stdout, run);
@@ -132,7 +134,8 @@ int run_peers(const ModeArgs& mode, const PeerRunOptions& suite) {
 }  // namespace
 
 bool is_orchestration(const ModeArgs& mode) {
-  return !mode.peers.empty() || !mode.compare.empty() || !mode.from_tsv.empty();
+  return !mode.peers.empty() || !mode.compare.empty() || !mode.from_tsv.empty() ||
+         !mode.background.empty();
 }
 
 int run_mode(const ModeArgs& mode, const PeerRunOptions& suite) {
@@ -160,7 +163,8 @@ std::vector<tsv::Cell> to_tsv_cells(const std::vector<CellResult>& results,
     cells.push_back(
         {library,
          {r.collective, r.algorithm, r.ranks, r.bytes, std::string(cadence_name(r.cadence))},
-         r.samples});
+         r.samples,
+         r.rank_samples});
   }
   return cells;
 }

@@ -29,6 +29,7 @@ struct ModeArgs {
   std::string grove_executable;  // of the grove rounds; default: this program
   double job_timeout_seconds = 0;
   bool keep_logs = false;
+  std::string background;  // kinds of background load, comma list
 };
 
 // --peers, --compare or --from-tsv: this process orchestrates or reads files

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "grove/error.hpp"
+#include "suite/background.hpp"
 #include "suite/cells.hpp"
 #include "suite/subprocess.hpp"
 
@@ -86,7 +88,7 @@ std::vector<std::string> suite_arguments(const PeerRunOptions& o) {
   if (!o.collectives.empty()) args.insert(args.end(), {"--coll", join(o.collectives, ",")});
   args.insert(
       args.end(),
-      {"--sizes", join(sizes, ","), "--cadence", o.streaming ? "streaming" : "isolated",
+      {"--sizes", join(sizes, ","), "--cadence", std::string(cadence_name(o.cadence)),
        "--cell-time", fmt::format("{:.6g}", round_cell_seconds(o)), "--warmup",
        std::to_string(o.warmup), "--min-iters", std::to_string(o.min_iterations), "--max-iters",
        std::to_string(
@@ -154,10 +156,14 @@ PeerLaunch plan_peer(const std::string& name, const PeerRunOptions& o,
 
 std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int rounds,
                                  const std::string& work_dir, double job_timeout_seconds,
-                                 std::vector<std::pair<std::string, std::string>>& failures) {
+                                 std::vector<std::pair<std::string, std::string>>& failures,
+                                 size_t cells_per_job) {
   std::vector<tsv::Row> rows;
   std::vector<bool> dropped(contenders.size(), false);
-  const bool show_progress = isatty(STDERR_FILENO);
+  // Progress goes to stderr also when it is a file or pipe (a log, CI):
+  // a --peers run can take many minutes and silence looks like a hang. On
+  // a terminal one line is rewritten; elsewhere each job gets its own line.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   const auto begin = std::chrono::steady_clock::now();
   const size_t total = contenders.size() * static_cast<size_t>(rounds);
   size_t done = 0;
@@ -170,18 +176,37 @@ std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int r
       }
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      if (show_progress) {
+      {
         const double eta =
             done ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
-        fmt::print(stderr, "\rround {}/{}: {:<14} {}/{} jobs, {:.0f} s elapsed, ~{:.0f} s left   ",
-                   round, rounds, c.label, done, total, elapsed, eta);
+        const std::string cells = cells_per_job ? fmt::format(", cells {}/{}", done * cells_per_job,
+                                                              total * cells_per_job)
+                                                : "";
+        fmt::print(stderr, "{}round {}/{}: {:<14} {}/{} jobs{}, {:.0f} s elapsed, ~{:.0f} s left{}",
+                   terminal ? "\r" : "grove bench: ", round, rounds, c.label, done, total, cells,
+                   elapsed, eta, terminal ? "   " : "\n");
+        std::fflush(stderr);
       }
       std::string file_label = c.label;
       std::replace(file_label.begin(), file_label.end(), '/', '_');
       const std::string stem = fmt::format("{}/r{}-{}", work_dir, round, file_label);
       std::vector<std::string> argv = c.argv;
       argv.insert(argv.end(), {"--tsv", stem + ".tsv"});
-      const ProcessResult r = run_process(argv, c.env, stem + ".log", job_timeout_seconds);
+      ProcessResult r;
+      {
+        // Started just before and stopped just after the job, on every
+        // path out of this block.
+        std::optional<BackgroundLoad> load;
+        if (!c.background.empty()) {
+          load.emplace(c.background);
+          std::string pids;
+          for (const pid_t pid : load->pids())
+            pids += fmt::format(" {}", pid);
+          fmt::print(stderr, "{}grove bench: background load pids{}\n", terminal ? "\n" : "", pids);
+          std::fflush(stderr);
+        }
+        r = run_process(argv, c.env, stem + ".log", job_timeout_seconds);
+      }
       ++done;
       std::string failure;
       if (r.timed_out)
@@ -200,7 +225,7 @@ std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int r
         const std::string why =
             fmt::format("round {} failed ({}); log {}:\n{}", round, failure, r.log_path, r.tail());
         if (c.label.rfind("grove", 0) == 0) {
-          if (show_progress) fmt::print(stderr, "\n");
+          if (terminal) fmt::print(stderr, "\n");
           throw Error(Errc::internal, fmt::format("grove bench --peers: {} {}", c.label, why));
         }
         failures.emplace_back(c.label, why);
@@ -213,7 +238,7 @@ std::vector<tsv::Row> run_rounds(const std::vector<Contender>& contenders, int r
       }
     }
   }
-  if (show_progress) fmt::print(stderr, "\r{:<90}\r", "");
+  if (terminal) fmt::print(stderr, "\r{:<90}\r", "");
   return rows;
 }
 
@@ -244,9 +269,21 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
     run.peers.push_back(launch.status);
   }
 
+  if (!o.background.empty()) {
+    std::vector<Contender> both;
+    for (const Contender& c : contenders) {
+      both.push_back(c);
+      Contender loaded = c;
+      loaded.label += kLoadedSuffix;
+      loaded.background = o.background;
+      both.push_back(std::move(loaded));
+    }
+    contenders = std::move(both);
+  }
   const std::string work = make_temp_dir("grove-bench-peers");
   std::vector<std::pair<std::string, std::string>> failures;
-  const auto rows = run_rounds(contenders, o.rounds, work, job_timeout(o), failures);
+  const auto rows =
+      run_rounds(contenders, o.rounds, work, job_timeout(o), failures, planned_cells(o));
   for (PeerStatus& p : run.peers) {
     for (const auto& [label, why] : failures) {
       if (label == p.name) {
@@ -273,11 +310,8 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   "{}..{} iterations; samples pooled over rounds",
                   o.rounds, join(order, ", "), round_cell_seconds(o), o.warmup, o.min_iterations,
                   std::max(o.min_iterations, (o.max_iterations + o.rounds - 1) / o.rounds)),
-      fmt::format("cadence {}: time per call = last rank's completion - first rank's start "
-                  "(shared CLOCK_MONOTONIC){}",
-                  o.streaming ? "streaming" : "isolated",
-                  o.streaming ? ", averaged over batches of 16 back-to-back calls"
-                              : ", a barrier before each call"),
+      fmt::format("cadence {}{}: {}", cadence_name(o.cadence), cadence_loop(o.cadence),
+                  kMetricsLine),
       fmt::format("grove: blocking collectives, algorithm {}, wait_policy {}, launched by grove "
                   "run -n {} (binds rank r to core r mod cores); blocking auto calls up to "
                   "shm_max_bytes run through the communicator's shared-memory segment",
@@ -288,6 +322,12 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   "the cell pair",
                   stats::kBootstrapResamples),
   };
+  if (!o.background.empty()) {
+    run.settings.push_back(fmt::format(
+        "background load: each contender also runs as LIBRARY{} right after its quiet job, "
+        "beside {}; the load starts before the job and is stopped after it",
+        kLoadedSuffix, describe_background(o.background)));
+  }
   if (o.keep_logs) run.settings.push_back("logs and per-round TSVs kept in " + work);
   return run;
 }

@@ -12,7 +12,7 @@ namespace grove::bench {
 // The method and settings a reader needs to interpret the numbers.
 std::string describe_method(const RunOptions& options, int ranks);
 void print_table(std::FILE* out, const std::vector<CellResult>& cells);
-// One row per sample: library coll algorithm ranks bytes cadence iteration seconds.
+// The raw samples as suite/tsv.hpp writes them (span and per-rank times).
 void write_tsv(const std::string& path, const std::string& library,
                const std::vector<CellResult>& cells);
 

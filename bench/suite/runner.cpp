@@ -54,6 +54,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
   LoopOps ops{comm, driver};
   LoopLimits limits;
   limits.streaming = options.cadence == Cadence::streaming;
+  limits.barrier_after = options.cadence == Cadence::barrier_after;
   limits.cell_seconds = options.cell_seconds;
   limits.min_iterations = options.min_iterations;
   limits.max_iterations = options.max_iterations;
@@ -71,6 +72,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
   cell.cadence = options.cadence;
   if (comm.rank() != 0) return {cell};
   cell.samples = iteration_times(starts, ends, limits.streaming);
+  cell.rank_samples = rank_times(starts, ends, limits.streaming);
   cell.summary = stats::summarize(
       cell.samples, fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm, cell.ranks,
                                 cell.bytes, cadence_name(cell.cadence)));
@@ -80,6 +82,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
     CellResult extra = cell;
     extra.algorithm = algorithm + "/" + label;
     extra.samples = std::move(samples);
+    extra.rank_samples.clear();
     extra.summary = stats::summarize(
         extra.samples, fmt::format("{}/{}/{}/{}/{}", extra.collective, extra.algorithm, extra.ranks,
                                    extra.bytes, cadence_name(extra.cadence)));
@@ -91,7 +94,35 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
 }  // namespace
 
 std::string_view cadence_name(Cadence cadence) {
-  return cadence == Cadence::isolated ? "isolated" : "streaming";
+  switch (cadence) {
+    case Cadence::isolated:
+      return "isolated";
+    case Cadence::barrier_after:
+      return "barrier-after";
+    case Cadence::streaming:
+      return "streaming";
+  }
+  return "?";
+}
+
+std::string_view cadence_loop(Cadence cadence) {
+  switch (cadence) {
+    case Cadence::isolated:
+      return ", a barrier before each call";
+    case Cadence::barrier_after:
+      return ", a barrier after each call (OSU's loop)";
+    case Cadence::streaming:
+      return ", averaged over batches of 16 back-to-back calls";
+  }
+  return "";
+}
+
+Cadence parse_cadence(std::string_view text) {
+  if (text == "isolated") return Cadence::isolated;
+  if (text == "barrier-after") return Cadence::barrier_after;
+  if (text == "streaming") return Cadence::streaming;
+  throw Error(Errc::usage,
+              fmt::format("--cadence '{}': isolated, barrier-after or streaming", text));
 }
 
 void check_options(const RunOptions& options) {

@@ -2,10 +2,11 @@
 // Runs benchmark cells (collective x algorithm x size) on every rank of a
 // communicator and summarises them on rank 0.
 //
-// Timing method: each iteration's time is the last rank's completion minus
-// the first rank's start, both read from CLOCK_MONOTONIC, which all ranks on
-// one host share. Per-rank averages (OSU's method) hide the waiting of
-// oversubscribed ranks; this does not.
+// Timing method: each iteration's time (the span) is the last rank's
+// completion minus the first rank's start, both read from CLOCK_MONOTONIC,
+// which all ranks on one host share. Each rank's own time of the call is kept
+// too, for OSU's per-rank mean (suite/rank_mean.hpp); that metric hides the
+// waiting of oversubscribed ranks, the span does not.
 
 #include <cstdint>
 #include <functional>
@@ -18,8 +19,9 @@
 namespace grove::bench {
 
 enum class Cadence {
-  isolated,   // a barrier before every call: the latency of one call
-  streaming,  // calls back to back: throughput; a sample is a batch's mean
+  isolated,       // a barrier before every call: the latency of one call
+  barrier_after,  // a barrier after every call: OSU's loop
+  streaming,      // calls back to back: throughput; a sample is a batch's mean
 };
 
 struct RunOptions {
@@ -39,11 +41,24 @@ struct CellResult {
   int ranks = 0;
   size_t bytes = 0;
   Cadence cadence = Cadence::isolated;
-  std::vector<double> samples;  // seconds
+  std::vector<double> samples;                    // seconds: the span of each sample
+  std::vector<std::vector<double>> rank_samples;  // [sample][rank]: each rank's own time
   stats::Summary summary;
 };
 
 std::string_view cadence_name(Cadence cadence);
+// "isolated", "barrier-after", "streaming"; throws grove::Error(usage).
+Cadence parse_cadence(std::string_view text);
+
+// ", a barrier before each call" and the like, for settings lines.
+std::string_view cadence_loop(Cadence cadence);
+
+// How every cell is measured, for the settings lines of every output.
+inline constexpr std::string_view kMetricsLine =
+    "two metrics per cell: the span (last rank's completion - first rank's start of a call, "
+    "shared CLOCK_MONOTONIC), median with 95% bootstrap CI; and OSU's per-rank mean (each "
+    "rank's mean time of one call, then the mean over ranks; min and max over ranks), with 95% "
+    "bootstrap CI; 2000 resamples";
 
 // Throws grove::Error(usage) naming the first unknown collective, or an
 // --algo that is not "all" and not an algorithm of a chosen collective;

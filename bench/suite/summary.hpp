@@ -27,9 +27,14 @@ struct RunSummary {
 };
 
 // How grove fares against one peer (or "best MPI": per cell the faster of
-// openmpi and mpich): cells at or below 1, the worst ratio and where.
+// openmpi and mpich) under one metric: cells at or below 1, the worst ratio
+// and where. `metric` is kSpanMetric (ratio of span medians) or
+// kRankMeanMetric (ratio of OSU's per-rank means; only cells where both
+// sides carry per-rank times count).
+inline constexpr std::string_view kSpanMetric = "span median";
+inline constexpr std::string_view kRankMeanMetric = "per-rank mean";
 struct Headline {
-  std::string grove_library, against;
+  std::string grove_library, against, metric;
   size_t cells = 0, at_or_below_one = 0;
   double geometric_mean = 0, worst = 0;
   std::string worst_cell;
@@ -37,6 +42,18 @@ struct Headline {
 
 std::vector<Headline> headlines(const std::vector<tsv::Cell>& cells,
                                 const std::vector<std::string>& peers);
+
+// A library's cell run beside background load ("LIB+bg") against the same
+// cell of its quiet self ("LIB") from the same run: the slowdown of the span
+// median and of the per-rank mean (loaded / quiet, with bootstrap CIs).
+struct Slowdown {
+  std::string library;  // the quiet label
+  tsv::CellKey key;
+  double quiet_median = 0, loaded_median = 0;
+  Ratio span;
+  std::optional<Ratio> rank_mean;
+};
+std::vector<Slowdown> slowdowns(const std::vector<tsv::Cell>& cells);
 
 // Per grove cell: its median and CI, then per peer its median and the
 // ratio grove/peer with its CI; "-" where a peer has no such cell. Without

@@ -1,5 +1,6 @@
 #include "suite/tsv.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -51,11 +52,29 @@ double parse_seconds(std::string_view text, std::string_view where) {
   return value;
 }
 
-Row parse_row(std::string_view line, std::string_view where) {
+std::vector<double> parse_rank_seconds(std::string_view text, int ranks, std::string_view where) {
+  std::vector<double> out;
+  if (text == "-") return out;
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    out.push_back(parse_seconds(text.substr(pos, comma - pos), where));
+    if (comma == text.size()) break;
+    pos = comma + 1;
+  }
+  if (out.size() != static_cast<size_t>(ranks)) {
+    throw Error(Errc::protocol, fmt::format("{}: rank_seconds has {} values for {} ranks", where,
+                                            out.size(), ranks));
+  }
+  return out;
+}
+
+Row parse_row(std::string_view line, std::string_view where, bool with_ranks) {
   const auto f = split_tabs(line);
-  if (f.size() != 8) {
-    throw Error(Errc::protocol,
-                fmt::format("{}: {} fields, expected 8 ({})", where, f.size(), kHeader));
+  const size_t expected = with_ranks ? 9 : 8;
+  if (f.size() != expected) {
+    throw Error(Errc::protocol, fmt::format("{}: {} fields, expected {} ({})", where, f.size(),
+                                            expected, with_ranks ? kHeader : kSpanOnlyHeader));
   }
   for (size_t i = 0; i < 3; ++i) {
     if (f[i].empty())
@@ -68,13 +87,15 @@ Row parse_row(std::string_view line, std::string_view where) {
   row.ranks = parse_integer<int>(f[3], "ranks", where);
   if (row.ranks < 1) throw Error(Errc::protocol, fmt::format("{}: ranks must be >= 1", where));
   row.bytes = parse_integer<uint64_t>(f[4], "bytes", where);
-  if (f[5] != "isolated" && f[5] != "streaming") {
-    throw Error(Errc::protocol,
-                fmt::format("{}: cadence '{}' is not isolated or streaming", where, f[5]));
+  if (std::find(std::begin(kCadences), std::end(kCadences), f[5]) == std::end(kCadences)) {
+    throw Error(
+        Errc::protocol,
+        fmt::format("{}: cadence '{}' is not isolated, barrier-after or streaming", where, f[5]));
   }
   row.cadence = std::string(f[5]);
   row.iteration = parse_integer<uint64_t>(f[6], "iteration", where);
   row.seconds = parse_seconds(f[7], where);
+  if (with_ranks) row.rank_seconds = parse_rank_seconds(f[8], row.ranks, where);
   return row;
 }
 
@@ -84,9 +105,19 @@ std::string CellKey::text() const {
   return fmt::format("{}/{}/{}/{}/{}", collective, algorithm, ranks, bytes, cadence);
 }
 
+bool has_rank_times(const Cell& cell) {
+  if (cell.rank_samples.size() != cell.samples.size() || cell.samples.empty()) return false;
+  return std::all_of(cell.rank_samples.begin(), cell.rank_samples.end(), [&](const auto& r) {
+    return r.size() == static_cast<size_t>(cell.key.ranks);
+  });
+}
+
 std::string format_row(const Row& r) {
-  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.9e}\n", r.library, r.collective, r.algorithm,
-                     r.ranks, r.bytes, r.cadence, r.iteration, r.seconds);
+  std::string ranks = r.rank_seconds.empty() ? "-" : "";
+  for (size_t i = 0; i < r.rank_seconds.size(); ++i)
+    ranks += fmt::format("{}{:.9e}", i ? "," : "", r.rank_seconds[i]);
+  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.9e}\t{}\n", r.library, r.collective,
+                     r.algorithm, r.ranks, r.bytes, r.cadence, r.iteration, r.seconds, ranks);
 }
 
 void write(std::ostream& out, const std::vector<Row>& rows) {
@@ -108,7 +139,8 @@ std::vector<Row> rows_of(const std::vector<Cell>& cells) {
   for (const Cell& c : cells) {
     for (size_t i = 0; i < c.samples.size(); ++i) {
       rows.push_back({c.library, c.key.collective, c.key.algorithm, c.key.ranks, c.key.bytes,
-                      c.key.cadence, i, c.samples[i]});
+                      c.key.cadence, i, c.samples[i],
+                      i < c.rank_samples.size() ? c.rank_samples[i] : std::vector<double>{}});
     }
   }
   return rows;
@@ -118,22 +150,23 @@ std::vector<Row> read(std::istream& in, std::string_view source) {
   std::vector<Row> rows;
   std::string line;
   size_t number = 0;
-  bool header_seen = false;
+  bool header_seen = false, with_ranks = true;
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     const std::string where = fmt::format("{}:{}", source, number);
     if (!header_seen) {
-      if (line != kHeader) {
+      if (line != kHeader && line != kSpanOnlyHeader) {
         throw Error(Errc::protocol,
                     fmt::format("{}: not a grove bench TSV (header '{}', expected '{}')", where,
                                 line.substr(0, 80), kHeader));
       }
       header_seen = true;
+      with_ranks = line == kHeader;
       continue;
     }
-    rows.push_back(parse_row(line, where));
+    rows.push_back(parse_row(line, where, with_ranks));
   }
   if (!header_seen) throw Error(Errc::protocol, fmt::format("{}: empty, no TSV header", source));
   return rows;
@@ -153,6 +186,7 @@ std::vector<Cell> group(const std::vector<Row>& rows) {
     auto [it, inserted] = index.try_emplace({r.library, key}, cells.size());
     if (inserted) cells.push_back({r.library, std::move(key), {}});
     cells[it->second].samples.push_back(r.seconds);
+    cells[it->second].rank_samples.push_back(r.rank_seconds);
   }
   return cells;
 }

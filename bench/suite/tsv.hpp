@@ -4,8 +4,12 @@
 // grove's library (only fmt and grove::Error) so the peers compile it in.
 //
 // Columns: library collective algorithm ranks bytes cadence iteration seconds
-// One row per sample; `seconds` is the time of one call (a streaming sample
-// is its batch's mean).
+// rank_seconds. One row per sample; `seconds` is the span of one call (last
+// rank's completion minus first rank's start; a streaming sample is its
+// batch's mean); `rank_seconds` is each rank's own time of that call, rank 0
+// first, comma-separated ("-" when not recorded), from which OSU's per-rank
+// mean is computed (suite/rank_mean.hpp). Files of the earlier 8-column
+// header (no rank_seconds) are still read; their cells have no per-rank mean.
 
 #include <cstdint>
 #include <iosfwd>
@@ -16,7 +20,13 @@
 namespace grove::bench::tsv {
 
 inline constexpr std::string_view kHeader =
+    "library\tcollective\talgorithm\tranks\tbytes\tcadence\titeration\tseconds\trank_seconds";
+inline constexpr std::string_view kSpanOnlyHeader =
     "library\tcollective\talgorithm\tranks\tbytes\tcadence\titeration\tseconds";
+
+// The cadences a cell can have: a barrier before each call, a barrier after
+// each call (OSU's loop), calls back to back.
+inline constexpr std::string_view kCadences[] = {"isolated", "barrier-after", "streaming"};
 
 struct Row {
   std::string library;
@@ -27,6 +37,7 @@ struct Row {
   std::string cadence;
   uint64_t iteration = 0;
   double seconds = 0;
+  std::vector<double> rank_seconds{};  // empty, or one per rank
 };
 
 // Everything that identifies a cell except the library.
@@ -45,7 +56,13 @@ struct Cell {
   std::string library;
   CellKey key;
   std::vector<double> samples;  // seconds, in file order
+  // Parallel to `samples`: each rank's own time of the sample's call, or
+  // empty when the row had none.
+  std::vector<std::vector<double>> rank_samples{};
 };
+
+// True when every sample of `cell` carries every rank's time.
+bool has_rank_times(const Cell& cell);
 
 // One row, tab-separated, newline-terminated; seconds as %.9e.
 std::string format_row(const Row& row);
@@ -55,8 +72,9 @@ void write_file(const std::string& path, const std::vector<Row>& rows);
 // Rows of every cell, iterations numbered 0.. within each cell.
 std::vector<Row> rows_of(const std::vector<Cell>& cells);
 
-// Strict: the header line must match kHeader, every row must have 8 fields
-// with numeric ranks/bytes/iteration/seconds; blank lines and lines starting
+// Strict: the header line must match kHeader (9 fields a row) or
+// kSpanOnlyHeader (8), with numeric ranks/bytes/iteration/seconds and, in
+// rank_seconds, "-" or exactly `ranks` numbers; blank lines and lines starting
 // with '#' are skipped. Throws grove::Error(protocol) naming source:line.
 std::vector<Row> read(std::istream& in, std::string_view source);
 std::vector<Row> read_file(const std::string& path);

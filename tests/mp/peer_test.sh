@@ -33,8 +33,11 @@ status=$?
 [ $status -eq 0 ] || { echo "FAIL: grove-peer-$peer exited with $status"; exit 1; }
 expected="bcast scatter gather allgather alltoall barrier allreduce reduce allgatherv alltoallv"
 [ "$peer" = gloo ] || expected="$expected reduce_scatter"
-head -1 "$dir/out.tsv" | grep -q "^library	collective	algorithm	ranks	bytes	cadence	iteration	seconds$" ||
+head -1 "$dir/out.tsv" | grep -q "^library	collective	algorithm	ranks	bytes	cadence	iteration	seconds	rank_seconds$" ||
   { echo "FAIL: TSV header"; exit 1; }
+# Every row carries both ranks' own times (OSU's per-rank mean).
+bad=$(tail -n +2 "$dir/out.tsv" | awk -F'\t' 'NF != 9 || split($9, t, ",") != 2' | head -1)
+[ -z "$bad" ] || { echo "FAIL: row without two per-rank times: $bad"; exit 1; }
 for c in $expected; do
   grep -q "^$peer	$c	native	2	" "$dir/out.tsv" || { echo "FAIL: no $c rows in the TSV"; exit 1; }
 done

@@ -137,6 +137,20 @@ foreach(n 1 2 3 4 5 7 8 13 16)
                        PASS_REGULAR_EXPRESSION "bcast_barrier ok: ${n} ranks")
 endforeach()
 
+# ---- grove bench itself: a tiny run in OSU's loop order, both metrics in
+# its TSV and summary.
+add_test(NAME bench.smoke.n2 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/bench_smoke.sh ${GROVE_TOOL})
+set_tests_properties(bench.smoke.n2 PROPERTIES TIMEOUT 150 PASS_REGULAR_EXPRESSION "bench smoke ok"
+                     FAIL_REGULAR_EXPRESSION "FAIL: ")
+
+# --background: quiet and loaded jobs, the slowdown table, and no load
+# process left on a normal end, an error, SIGTERM or SIGKILL of the bench.
+add_test(NAME bench.background
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/bench_background.sh ${GROVE_TOOL}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/mp/fake_grove_bench.sh)
+set_tests_properties(bench.background PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "background ok"
+                     FAIL_REGULAR_EXPRESSION "FAIL: ")
+
 # ---- bench peers (bench/peers/): each peer driver at N=2 on tiny sizes; a
 # peer that was not built is skipped (exit 77). Then `grove bench --peers`
 # rounds with a stand-in for grove's own job, so the peers' launch lines are
@@ -155,14 +169,20 @@ foreach(peer openmpi mpich gloo)
                        FAIL_REGULAR_EXPRESSION "FAIL: ")
 endforeach()
 if(TARGET grove-peer-openmpi OR TARGET grove-peer-mpich OR TARGET grove-peer-gloo)
+  # Not on a terminal (ctest's pipe), progress still comes line by line, and
+  # --algo defaults to auto; both metrics get their headline.
   add_test(NAME bench.peers.rounds
-           COMMAND ${GROVE_TOOL} bench --peers openmpi,mpich,gloo -n 2 --rounds 2 --coll bcast
-                   --sizes 1,4096 --cell-time 0.02 --max-iters 200 --algo auto
+           COMMAND ${GROVE_EXPECT} 0
+                   --match "# grove vs [a-z]+ \\(span median\\): at or below 1 in [0-9]+ of 2 cells"
+                   --match "# grove vs [a-z]+ \\(per-rank mean\\): at or below 1 in [0-9]+ of 2 cells"
+                   --match "grove bench: round 2/2: grove +[0-9]+/[0-9]+ jobs, cells [0-9]+/[0-9]+"
+                   --match "algorithm auto"
+                   --absent "no numbers: round"
+                   -- ${GROVE_TOOL} bench --peers openmpi,mpich,gloo -n 2 --rounds 2 --coll bcast
+                   --sizes 1,4096 --cell-time 0.02 --max-iters 200
                    --grove-exe ${CMAKE_CURRENT_SOURCE_DIR}/mp/fake_grove_bench.sh
                    --peer-dir $<TARGET_FILE_DIR:grove>/../bench/peers)
-  set_tests_properties(bench.peers.rounds PROPERTIES TIMEOUT 300
-                       PASS_REGULAR_EXPRESSION "# grove vs [a-z]+: at or below 1 in [0-9]+ of 2 cells"
-                       FAIL_REGULAR_EXPRESSION "no numbers: round")
+  set_tests_properties(bench.peers.rounds PROPERTIES TIMEOUT 300)
 endif()
 
 # ---- examples run as tests, so the README's examples stay true ----

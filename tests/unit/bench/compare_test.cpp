@@ -13,7 +13,7 @@ namespace grove::bench {
 namespace {
 
 std::vector<tsv::Cell> cells_of(const std::string& body) {
-  std::istringstream in(std::string(tsv::kHeader) + "\n" + body);
+  std::istringstream in(std::string(tsv::kSpanOnlyHeader) + "\n" + body);
   return tsv::group(tsv::read(in, "synthetic"));
 }
 
@@ -106,13 +106,13 @@ TEST(BenchCompare, PrintsExactRowsForTwoSyntheticFiles) {
   EXPECT_EQ(lines[0], "# grove bench --compare: A = A.tsv, B = B.tsv");
   EXPECT_EQ(lines[2],
             "collective      algorithm            ranks     bytes cadence          A_us        B_us"
-            "                A/B [95% CI]");
+            "                A/B [95% CI]      rank-mean A/B [95% CI]");
   EXPECT_EQ(lines[3],
             "bcast           auto                     2      4096 isolated         2.00        4.00"
-            "        0.500 [0.500, 0.500]");
+            "        0.500 [0.500, 0.500]                           -");
   EXPECT_EQ(lines[4],
             "bcast           knomial:4                2     65536 streaming       10.00        8.00"
-            "        1.250 [1.250, 1.250]");
+            "        1.250 [1.250, 1.250]                           -");
   EXPECT_EQ(lines[5], "# only in A: barrier/auto/2/0/isolated");
   EXPECT_EQ(lines[6], "# only in B: allreduce/auto/2/4/isolated");
 }

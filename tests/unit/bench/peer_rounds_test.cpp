@@ -23,7 +23,7 @@ Contender fake(const std::string& label, const std::string& dir, double seconds,
   return {label,
           {"/bin/sh", "-c",
            fmt::format("echo {} >> {}/order; {} printf '{}\\n{}' > \"$2\"", label, dir, extra,
-                       std::string(tsv::kHeader).c_str(), row),
+                       std::string(tsv::kSpanOnlyHeader).c_str(), row),
            "fake"},
           {}};
 }

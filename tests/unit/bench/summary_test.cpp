@@ -11,7 +11,7 @@ namespace grove::bench {
 namespace {
 
 std::vector<tsv::Cell> cells_of(const std::string& body) {
-  std::istringstream in(std::string(tsv::kHeader) + "\n" + body);
+  std::istringstream in(std::string(tsv::kSpanOnlyHeader) + "\n" + body);
   return tsv::group(tsv::read(in, "synthetic"));
 }
 
@@ -39,6 +39,7 @@ TEST(BenchSummary, HeadlinesCountCellsAtOrBelowOneAndTheWorst) {
   EXPECT_EQ(heads[1].against, "mpich");
   EXPECT_EQ(heads[1].at_or_below_one, 1u);  // 0.25, 3, 1.2
   EXPECT_DOUBLE_EQ(heads[1].worst, 3.0);
+  EXPECT_EQ(heads[0].metric, kSpanMetric);
   EXPECT_EQ(heads[2].against, "faster of openmpi and mpich");
   EXPECT_EQ(heads[2].at_or_below_one, 1u);  // 1/2, 3/1, 6/4
   EXPECT_DOUBLE_EQ(heads[2].worst, 3.0);
@@ -54,11 +55,13 @@ TEST(BenchSummary, MarkdownHasOneRowPerGroveCellAndSaysWhyAPeerIsMissing) {
   const std::string md = markdown(run);
   EXPECT_THAT(md, testing::HasSubstr("- gloo: no numbers: grove-peer-gloo not built\n"));
   EXPECT_THAT(md, testing::HasSubstr(
-                      "| grove | bcast | auto | 2 | 8 | isolated | 1.00 [1.00, 1.00] | 2.00 | "
-                      "0.500 [0.500, 0.500] | 4.00 | 0.250 [0.250, 0.250] |\n"));
+                      "| grove | bcast | auto | 2 | 8 | isolated | 1.00 [1.00, 1.00] | - | 2.00 | "
+                      "0.500 [0.500, 0.500] | - | - | 4.00 | 0.250 [0.250, 0.250] | - | - |\n"));
   EXPECT_THAT(md, testing::Not(testing::HasSubstr("gloo µs")));
-  EXPECT_THAT(md, testing::HasSubstr("- grove vs faster of openmpi and mpich: at or below 1 in 1 "
-                                     "of 3 cells"));
+  EXPECT_THAT(md, testing::HasSubstr("- grove vs faster of openmpi and mpich (span median): at "
+                                     "or below 1 in 1 of 3 cells"));
+  // Files without per-rank times give no per-rank headline.
+  EXPECT_THAT(md, testing::Not(testing::HasSubstr("(per-rank mean)")));
 }
 
 TEST(BenchPlot, ScriptHasOneSeriesPerLibraryAndLeavesOutZeroBytes) {

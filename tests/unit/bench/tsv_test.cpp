@@ -10,7 +10,7 @@
 namespace grove::bench::tsv {
 namespace {
 
-const std::string kHead = std::string(kHeader) + "\n";
+const std::string kHead = std::string(kSpanOnlyHeader) + "\n";
 
 std::string error_of(const std::string& text) {
   std::istringstream in(text);
@@ -25,7 +25,36 @@ std::string error_of(const std::string& text) {
 
 TEST(BenchTsv, FormatsARowExactly) {
   const Row row{"openmpi", "bcast", "native", 4, 4096, "isolated", 7, 1.5e-6};
-  EXPECT_EQ(format_row(row), "openmpi\tbcast\tnative\t4\t4096\tisolated\t7\t1.500000000e-06\n");
+  EXPECT_EQ(format_row(row), "openmpi\tbcast\tnative\t4\t4096\tisolated\t7\t1.500000000e-06\t-\n");
+  const Row with_ranks{"mpich", "bcast", "native", 2, 1, "barrier-after", 0, 3e-6, {1e-6, 2.5e-6}};
+  EXPECT_EQ(format_row(with_ranks),
+            "mpich\tbcast\tnative\t2\t1\tbarrier-after\t0\t3.000000000e-06\t"
+            "1.000000000e-06,2.500000000e-06\n");
+}
+
+TEST(BenchTsv, PerRankTimesRoundTripAndMustCoverEveryRank) {
+  const std::vector<Row> rows{
+      {"grove", "bcast", "auto", 2, 8, "barrier-after", 0, 4e-6, {1e-6, 3e-6}},
+      {"grove", "bcast", "auto", 2, 8, "barrier-after", 1, 5e-6, {2e-6, 4e-6}}};
+  std::ostringstream out;
+  write(out, rows);
+  std::istringstream in(out.str());
+  const auto cells = group(read(in, "mem"));
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].rank_samples, (std::vector<std::vector<double>>{{1e-6, 3e-6}, {2e-6, 4e-6}}));
+  EXPECT_TRUE(has_rank_times(cells[0]));
+  EXPECT_EQ(rows_of(cells)[1].rank_seconds, (std::vector<double>{2e-6, 4e-6}));
+
+  const std::string head = std::string(kHeader) + "\n";
+  EXPECT_THAT(error_of(head + "grove\tbcast\tauto\t2\t1\tisolated\t0\t1e-6\t1e-6\n"),
+              testing::HasSubstr("x.tsv:2: rank_seconds has 1 values for 2 ranks"));
+  EXPECT_THAT(error_of(head + "grove\tbcast\tauto\t2\t1\tisolated\t0\t1e-6\t1e-6,x\n"),
+              testing::HasSubstr("seconds 'x'"));
+  EXPECT_THAT(error_of(head + "grove\tbcast\tauto\t2\t1\tisolated\t0\t1e-6\n"),
+              testing::HasSubstr("x.tsv:2: 8 fields, expected 9"));
+  // "-": no per-rank times; such a cell has no per-rank mean.
+  std::istringstream dash(head + "grove\tbcast\tauto\t2\t1\tisolated\t0\t1e-6\t-\n");
+  EXPECT_FALSE(has_rank_times(group(read(dash, "mem"))[0]));
 }
 
 TEST(BenchTsv, ReadsWhatItWrites) {
