@@ -39,17 +39,17 @@ class Procedure {
     // Size 0 first: RTT(0) and g(0) anchor every derived g(m).
     report("size", 0);
     const PingPong zero = ping_pong(link_, 0, 0, overhead(), options_);
-    const Flood g0 = flood(link_, 0, zero.rtt.mean, overhead());
+    const Flood g0 = flood(link_, 0, zero.rtt.median, overhead());
     result_.g0_us = g0.per_message_us;
     result_.g0_runs = g0.runs;
-    rtt0_ = zero.rtt.mean;
+    rtt0_ = zero.rtt.median;
     result_.latency_us = rtt0_ / 2 - result_.g0_us;
     if (result_.latency_us < 0) {
       result_.latency_us = 0;
       result_.latency_clamped = true;
     }
     SizePoint first{.bytes = 0, .rtt = zero.rtt, .os = zero.os};
-    first.orecv = receive_overhead(link_, 0, zero.rtt.mean, overhead(), options_);
+    first.orecv = receive_overhead(link_, 0, zero.rtt.median, overhead(), options_);
     first.g_us = result_.g0_us;
     first.flooded = true;
     result_.sizes.push_back(first);
@@ -74,15 +74,15 @@ class Procedure {
   }
 
   SizePoint measure(uint64_t bytes, bool midpoint) {
-    const double hint = result_.sizes.back().rtt.mean;
+    const double hint = result_.sizes.back().rtt.median;
     const PingPong pp = ping_pong(link_, bytes, hint, overhead(), options_);
     SizePoint p{.bytes = bytes, .rtt = pp.rtt, .os = pp.os};
-    p.orecv = receive_overhead(link_, bytes, pp.rtt.mean, overhead(), options_);
+    p.orecv = receive_overhead(link_, bytes, pp.rtt.median, overhead(), options_);
     if (options_.flood) {
       p.g_us = flood(link_, bytes, rtt0_, overhead()).per_message_us;
       p.flooded = true;
     } else {
-      p.g_us = pp.rtt.mean - rtt0_ + result_.g0_us;
+      p.g_us = pp.rtt.median - rtt0_ + result_.g0_us;
     }
     p.midpoint = midpoint;
     return p;
@@ -123,8 +123,9 @@ class Procedure {
       const double off = std::abs(fc - line);
       return off > floor_us && off > options_.max_diff * std::max(std::abs(fc), std::abs(line));
     };
-    if (!misses(a.os.mean, b.os.mean, c.os.mean) &&
-        !misses(a.orecv.mean, b.orecv.mean, c.orecv.mean) && !misses(a.g_us, b.g_us, c.g_us)) {
+    if (!misses(a.os.median, b.os.median, c.os.median) &&
+        !misses(a.orecv.median, b.orecv.median, c.orecv.median) &&
+        !misses(a.g_us, b.g_us, c.g_us)) {
       return;
     }
     const uint64_t mid = b.bytes + (c.bytes - b.bytes) / 2;
@@ -175,8 +176,8 @@ void ProbeOptions::validate() const {
 sim::PlogpTable ProbeResult::table() const {
   std::vector<sim::PlogpTable::Row> rows;
   for (const SizePoint& p : sizes) {
-    rows.push_back({static_cast<double>(p.bytes), std::max(0.0, p.os.mean),
-                    std::max(0.0, p.orecv.mean), std::max(0.0, p.g_us)});
+    rows.push_back({static_cast<double>(p.bytes), std::max(0.0, p.os.median),
+                    std::max(0.0, p.orecv.median), std::max(0.0, p.g_us)});
   }
   return sim::PlogpTable::from_rows(latency_us, std::move(rows));
 }
@@ -204,6 +205,10 @@ Estimate estimate(const std::vector<double>& samples) {
   }
   const double n = static_cast<double>(samples.size());
   e.mean = sum / n;
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t half = sorted.size() / 2;
+  e.median = sorted.size() % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
   if (samples.size() > 1) {
     double sq = 0;
     for (double s : samples)

@@ -14,6 +14,7 @@
 //                    arrived, then time posting the receive to its completion
 //   g(m)             RTT(m) - RTT(0) + g(0), or flooded at every size
 //   L                RTT(0) / 2 - g(0)
+//   values           the median of the iterations (see Estimate)
 //   sizes            0, then 1 B doubling to max_bytes, then on while g stays
 //                    sub-linear (up to 8 x max_bytes); a midpoint goes in where
 //                    o_s, o_r or g misses the line through the two sizes below
@@ -37,8 +38,11 @@
 
 namespace grove::model::probe {
 
-// One quantity at one size over the iterations kept, microseconds.
+// One quantity at one size over the iterations kept, microseconds. The
+// table uses the median: one batch preempted on a shared machine moves a
+// mean by orders of magnitude (the reference benchmark keeps the mean).
 struct Estimate {
+  double median = 0;
   double mean = 0;
   double min = 0;
   double ci90 = 0;  // half-width of the 90% confidence interval of the mean
@@ -89,8 +93,8 @@ struct ProbeResult {
   std::vector<SizePoint> sizes;  // increasing
   std::vector<ReleasePoint> release;
 
-  // o_s, o_r, g per size and L; negative derived values (noise at small
-  // sizes) become 0.
+  // Medians of o_s, o_r per size, g and L; negative derived values (noise at
+  // small sizes) become 0.
   sim::PlogpTable table() const;
 };
 
@@ -100,7 +104,8 @@ ProbeResult run_probe(Link& link, const ProbeOptions& options);
 // Tells the peer's Responder to stop.
 void stop_peer(Link& link);
 
-// Mean, minimum and 90% confidence half-width (Student's t) of `samples`.
+// Median, mean, minimum and 90% confidence half-width of the mean
+// (Student's t) of `samples`.
 Estimate estimate(const std::vector<double>& samples);
 
 }  // namespace grove::model::probe

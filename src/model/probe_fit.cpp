@@ -77,7 +77,7 @@ ReleaseFit fit_release(const ProbeResult& result) {
     for (const ReleasePoint& p : result.release) {
       if (p.bytes != payloads[static_cast<size_t>(k)]) continue;
       x.push_back(p.copies);
-      y.push_back(p.time.mean);
+      y.push_back(p.time.median);
       w.push_back(1);
     }
     lines[k] = fit_line(x, y, w);
@@ -126,8 +126,9 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
     out += fmt::format("# release fit: none ({})\n", release.why);
   }
   for (const ReleasePoint& p : result.release) {
-    out += fmt::format("#   release {} B x {}: {:.4f} us (+-{:.4f}, {} iterations)\n", p.bytes,
-                       p.copies, p.time.mean, p.time.ci90, p.time.iterations);
+    out +=
+        fmt::format("#   release {} B x {}: median {:.4f} us (mean {:.4f} +-{:.4f}, {} its)\n",
+                    p.bytes, p.copies, p.time.median, p.time.mean, p.time.ci90, p.time.iterations);
   }
   out += "format grove-plogp/1\n";
   out += fmt::format("L {:.6f}\n", result.latency_us);
@@ -136,10 +137,11 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
   for (size_t i = 0; i < result.sizes.size(); ++i) {
     const SizePoint& p = result.sizes[i];
     const sim::PlogpTable::Row& r = table.rows()[i];
-    out += fmt::format("{} {:.6f} {:.6f} {:.6f}  # rtt {:.4f} (min {:.4f}, +-{:.4f}, {} its){}{}\n",
-                       p.bytes, r.os_us, r.or_us, r.g_us, p.rtt.mean, p.rtt.min, p.rtt.ci90,
-                       p.rtt.iterations, p.flooded ? ", g flooded" : "",
-                       p.midpoint ? ", midpoint" : "");
+    out += fmt::format(
+        "{} {:.6f} {:.6f} {:.6f}  # rtt median {:.4f} (mean {:.4f} +-{:.4f}, min {:.4f}, {} "
+        "its){}{}\n",
+        p.bytes, r.os_us, r.or_us, r.g_us, p.rtt.median, p.rtt.mean, p.rtt.ci90, p.rtt.min,
+        p.rtt.iterations, p.flooded ? ", g flooded" : "", p.midpoint ? ", midpoint" : "");
   }
   out += "end\n";
   return out;
@@ -149,8 +151,8 @@ std::string plot_data(const ProbeResult& result) {
   std::string out = "# bytes os_us or_us g_us rtt_us\n";
   for (const SizePoint& p : result.sizes) {
     if (p.bytes == 0) continue;
-    out += fmt::format("{} {:.6f} {:.6f} {:.6f} {:.6f}\n", p.bytes, p.os.mean, p.orecv.mean, p.g_us,
-                       p.rtt.mean);
+    out += fmt::format("{} {:.6f} {:.6f} {:.6f} {:.6f}\n", p.bytes, p.os.median, p.orecv.median,
+                       p.g_us, p.rtt.median);
   }
   return out;
 }

@@ -83,10 +83,10 @@ TEST(ProbeSim, RecoversLatencyAndGapOfALinearTable) {
     const double m = static_cast<double>(p.bytes);
     expect_within(p.g_us, table->g_us(m), 0.05, fmt::format("g({})", p.bytes));
     // One way is L + g(m), back L + g(0).
-    expect_within(p.rtt.mean, 2 * 5 + table->g_us(m) + 2, 0.05, fmt::format("RTT({})", p.bytes));
+    expect_within(p.rtt.median, 2 * 5 + table->g_us(m) + 2, 0.05, fmt::format("RTT({})", p.bytes));
     // The sender completes when its last byte left: o_s reads g(m) here.
-    expect_within(p.os.mean, table->g_us(m), 0.05, fmt::format("o_s({})", p.bytes));
-    EXPECT_DOUBLE_EQ(p.orecv.mean, 0) << "the reply had arrived: nothing left to wait for";
+    expect_within(p.os.median, table->g_us(m), 0.05, fmt::format("o_s({})", p.bytes));
+    EXPECT_DOUBLE_EQ(p.orecv.median, 0) << "the reply had arrived: nothing left to wait for";
     EXPECT_FALSE(p.midpoint) << "a straight line has no bend";
   }
   // Deterministic: every iteration equal, so the fewest iterations suffice.
