@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "api/comm_state.hpp"
-#include "coll/shm/group.hpp"
 #include "command.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
@@ -64,13 +62,7 @@ int run_explain(const ExplainArgs& args) {
                               "the job's size ({}; run it as `grove run -n {} grove explain ...`)",
                               args.ranks, session->size(), args.ranks));
     }
-    const detail::CommState& world = session->world().state();
-    shm.segment = world.shm != nullptr;
-    if (world.shm) shm.slot_bytes = world.shm->slot_bytes();
-    if (!world.shm) {
-      shm.no_segment = world.session->one_host ? "it could not be made, or shm_collectives is off"
-                                               : "its ranks span hosts";
-    }
+    shm = tuning::shm_of(session->world());
   }
   tuning::Explanation e =
       tuning::explain(call, shm, model ? &model->port : nullptr, model ? model->description : "");

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "api/comm_state.hpp"
 #include "coll/allgather.hpp"
 #include "coll/allgatherv.hpp"
 #include "coll/allreduce.hpp"
@@ -17,6 +18,7 @@
 #include "coll/reduce_scatter.hpp"
 #include "coll/registry.hpp"
 #include "coll/scatter.hpp"
+#include "coll/shm/group.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 
@@ -115,6 +117,19 @@ ShmContext shm_from_params(int ranks) {
     out.no_segment = "one rank has no segment";
   } else {
     out.segment = true;
+  }
+  return out;
+}
+
+ShmContext shm_of(const Comm& comm) {
+  ShmContext out;
+  const detail::CommState& state = comm.state();
+  out.segment = state.shm != nullptr;
+  if (state.shm) {
+    out.slot_bytes = state.shm->slot_bytes();
+  } else {
+    out.no_segment = state.session->one_host ? "shm_collectives is off, or it could not be made"
+                                             : "its ranks span hosts";
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "coll/select.hpp"
+#include "grove/comm.hpp"
 #include "tuning/candidates.hpp"
 
 namespace grove::tuning {
@@ -44,6 +45,8 @@ std::string shm_refusal(const ExplainCall& call, const ShmContext& shm);
 // A hypothetical one-host job: a segment unless shm_collectives is off or
 // there is one rank; slots of shm_slot_bytes.
 ShmContext shm_from_params(int ranks);
+// What `comm` has (in a job).
+ShmContext shm_of(const Comm& comm);
 
 struct ExplainRow {
   coll::AlgorithmSpec spec;
