@@ -53,7 +53,7 @@ int run_explain(const ExplainArgs& args) {
   if (!plogp.empty()) model = tuning::load_model(plogp, args.model);
 
   std::unique_ptr<Session> session;
-  tuning::ShmContext shm = tuning::shm_from_params(args.ranks);
+  tuning::JobContext shm = tuning::context_from_params(args.ranks);
   if (args.measure) {
     session = std::make_unique<Session>();
     if (session->size() != args.ranks) {
@@ -62,7 +62,7 @@ int run_explain(const ExplainArgs& args) {
                               "the job's size ({}; run it as `grove run -n {} grove explain ...`)",
                               args.ranks, session->size(), args.ranks));
     }
-    shm = tuning::shm_of(session->world());
+    shm = tuning::context_of(session->world());
   }
   tuning::Explanation e =
       tuning::explain(call, shm, model ? &model->port : nullptr, model ? model->description : "");

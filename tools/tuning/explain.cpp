@@ -53,6 +53,14 @@ std::optional<ShmNeed> shm_need(const ExplainCall& c) {
   return std::nullopt;  // allgatherv, alltoallv, reduce_scatter
 }
 
+// The front ends' has_hier (api/*_call.cpp): the collectives with a
+// hierarchical form, with a non-empty buffer.
+bool has_hier_form(const ExplainCall& c) {
+  const std::string& k = c.collective;
+  if (k == "barrier") return true;
+  return c.bytes > 0 && (k == "bcast" || k == "reduce" || k == "allreduce" || k == "allgather");
+}
+
 std::string describe_from(const coll::Choice& choice) {
   switch (choice.from) {
     case coll::ChoiceFrom::forced:
@@ -107,8 +115,8 @@ coll::CallFacts call_facts(const ExplainCall& c) {
   throw Error(Errc::usage, fmt::format("grove explain: unknown collective '{}'", k));
 }
 
-ShmContext shm_from_params(int ranks) {
-  ShmContext out;
+JobContext context_from_params(int ranks) {
+  JobContext out;
   const auto& registry = params::Registry::global();
   out.slot_bytes = static_cast<uint64_t>(registry.get("shm_slot_bytes").as_int);
   if (!registry.get("shm_collectives").as_bool) {
@@ -121,44 +129,59 @@ ShmContext shm_from_params(int ranks) {
   return out;
 }
 
-ShmContext shm_of(const Comm& comm) {
-  ShmContext out;
+JobContext context_of(const Comm& comm) {
+  JobContext out;
   const detail::CommState& state = comm.state();
   out.segment = state.shm != nullptr;
   if (state.shm) {
     out.slot_bytes = state.shm->slot_bytes();
   } else {
-    out.no_segment = state.session->one_host ? "shm_collectives is off, or it could not be made"
-                                             : "its ranks span hosts";
+    out.no_segment = state.hosts > 1 ? "its ranks span hosts"
+                                     : "shm_collectives is off, or it could not be made";
   }
+  out.hosts = state.hosts;
+  out.ranks_per_node = state.max_ranks_per_host;
+  out.hierarchy = state.hierarchy != nullptr;
   return out;
 }
 
-std::string shm_refusal(const ExplainCall& call, const ShmContext& shm) {
+std::string shm_refusal(const ExplainCall& call, const JobContext& job) {
   const std::optional<ShmNeed> need = shm_need(call);
   if (!need) return "the shared-memory engine has no form of this call (or it is empty)";
-  if (!shm.segment) {
+  if (!job.segment) {
     return "the communicator has no shared-memory segment (" +
-           (shm.no_segment.empty() ? std::string("its ranks span hosts") : shm.no_segment) + ")";
+           (job.no_segment.empty() ? std::string("its ranks span hosts") : job.no_segment) + ")";
   }
   const uint64_t max_bytes =
       static_cast<uint64_t>(params::Registry::global().get("shm_max_bytes").as_int);
-  if (need->slot > shm.slot_bytes || need->message > max_bytes) {
+  if (need->slot > job.slot_bytes || need->message > max_bytes) {
     return fmt::format(
         "{} B to a slot and a {} B message exceed shm_slot_bytes {} or shm_max_bytes {}",
-        need->slot, need->message, shm.slot_bytes, max_bytes);
+        need->slot, need->message, job.slot_bytes, max_bytes);
   }
   return {};
 }
 
-Explanation explain(const ExplainCall& call, const ShmContext& shm, const coll::PortModel* model,
+std::string hier_refusal(const ExplainCall& call, const JobContext& job) {
+  if (!has_hier_form(call)) return "the collective has no hierarchical form";
+  if (!job.hierarchy) {
+    return "the communicator's ranks do not span several hosts with several ranks on one";
+  }
+  return {};
+}
+
+Explanation explain(const ExplainCall& call, const JobContext& job, const coll::PortModel* model,
                     const std::string& model_description) {
   Explanation e;
   e.call = call;
   e.model = model_description;
   e.facts = call_facts(call);
+  e.facts.hosts = job.hosts;
+  e.facts.ranks_per_node = job.ranks_per_node;
   auto cannot_run = [&](const coll::AlgorithmSpec& spec) -> std::string {
-    return spec.name == "shm" ? shm_refusal(call, shm) : std::string();
+    if (spec.name == "shm") return shm_refusal(call, job);
+    if (spec.name == "hier") return hier_refusal(call, job);
+    return {};
   };
   e.choice = coll::choose(e.facts, call.blocking, cannot_run);
 
@@ -205,9 +228,9 @@ Explanation explain(const ExplainCall& call, const ShmContext& shm, const coll::
 
 std::string Explanation::text() const {
   std::string out = fmt::format(
-      "{} on {} ranks, {} B ({} call); facts: bytes {}, total {}, count {}\n", call.collective,
-      call.ranks, call.bytes, call.blocking ? "blocking" : "non-blocking", facts.bytes, facts.total,
-      facts.count);
+      "{} on {} ranks, {} B ({} call); facts: bytes {}, total {}, count {}, hosts {}\n",
+      call.collective, call.ranks, call.bytes, call.blocking ? "blocking" : "non-blocking",
+      facts.bytes, facts.total, facts.count, facts.hosts);
   out += model.empty() ? "model: none (give --plogp FILE, or a tuning file that names one)\n"
                        : fmt::format("model: {}\n", model);
   const bool measured =

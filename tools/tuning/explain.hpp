@@ -30,23 +30,29 @@ struct ExplainCall {
   bool blocking = true;
 };
 
-// What the shared-memory engine has to work with.
-struct ShmContext {
-  bool segment = false;     // the communicator has one
+// Where the call runs: what the shared-memory engine has to work with, and
+// the hosts the hierarchical algorithm and the `min_hosts` rows look at.
+struct JobContext {
+  bool segment = false;     // the communicator has a shared-memory segment
   uint64_t slot_bytes = 0;  // each slot's size
   std::string no_segment;   // why not, when it has none
+  int hosts = 1;            // distinct hosts of the ranks
+  int ranks_per_node = 0;   // the most ranks on one host (0: all on one, as CallFacts)
+  bool hierarchy = false;   // the communicator has a per-host hierarchy (api/hierarchy.hpp)
 };
 
 // Throws grove::Error(usage) for an unknown collective or a size the
 // collective cannot take (a reduction's vector must be whole float32s).
 coll::CallFacts call_facts(const ExplainCall& call);
 // Why `shm` cannot run the call (empty: it can), as the front ends decide.
-std::string shm_refusal(const ExplainCall& call, const ShmContext& shm);
+std::string shm_refusal(const ExplainCall& call, const JobContext& job);
+// Why `hier` cannot run the call (empty: it can), as the front ends decide.
+std::string hier_refusal(const ExplainCall& call, const JobContext& job);
 // A hypothetical one-host job: a segment unless shm_collectives is off or
-// there is one rank; slots of shm_slot_bytes.
-ShmContext shm_from_params(int ranks);
+// there is one rank; slots of shm_slot_bytes; no hierarchy.
+JobContext context_from_params(int ranks);
 // What `comm` has (in a job).
-ShmContext shm_of(const Comm& comm);
+JobContext context_of(const Comm& comm);
 
 struct ExplainRow {
   coll::AlgorithmSpec spec;
@@ -71,7 +77,7 @@ struct Explanation {
 // Every algorithm of the collective: the variant the model ranks best (its
 // radix, segment), its default variant when that differs, and the chosen
 // spec; predictions with `model` (may be null).
-Explanation explain(const ExplainCall& call, const ShmContext& shm, const coll::PortModel* model,
+Explanation explain(const ExplainCall& call, const JobContext& job, const coll::PortModel* model,
                     const std::string& model_description);
 
 }  // namespace grove::tuning

@@ -224,7 +224,8 @@ ExportFiles export_mpich(const Tuning& tuning, const coll::PortModel& model,
   out += "  // MPICH collective selection (MPIR level), written by grove tune\n";
   out += fmt::format("  // model: {}\n", tuning.model);
   for (const std::string& n : notes)
-    out += fmt::format("  // no MPICH equivalent for {}: those cells take the model's fastest that has one\n", n);
+    out += fmt::format(
+        "  // no MPICH equivalent for {}: those cells take the model's fastest that has one\n", n);
   const char* separator = "";
   for (const Default& d : kDefaults) {
     out += fmt::format("{}  \"collective={}\": {{\n", separator, d.key);

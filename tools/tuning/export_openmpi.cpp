@@ -91,7 +91,8 @@ ExportFiles export_openmpi(const Tuning& tuning, const coll::PortModel& model,
   out += "# message size: bcast, reduce, allreduce the message; scatter, gather, allgather,\n";
   out += "# alltoall, reduce_scatter_block all blocks; allgatherv one block (docs/tuning.md)\n";
   for (const std::string& n : notes)
-    out += fmt::format("# no Open MPI equivalent for {}: those cells take the model's fastest that has one\n", n);
+    out += fmt::format(
+        "# no Open MPI equivalent for {}: those cells take the model's fastest that has one\n", n);
   out += fmt::format("{}  # collectives\n", written.size());
   for (const ExportCollective* ec : written) {
     const OmpiCollective& oc = *ompi_collective(ec->collective);

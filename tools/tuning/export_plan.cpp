@@ -69,8 +69,8 @@ std::vector<ExportCollective> export_plan(const Tuning& tuning, const coll::Port
           for (size_t k = 0; k < ranked.size(); ++k) {
             const PeerAlgorithm p = map(ranked[k].spec, n);
             if (!p.exists) continue;
-            rule.why = fmt::format("in place of {} (no equivalent), the model's #{}", rule.grove,
-                                   k + 1);
+            rule.why =
+                fmt::format("in place of {} (no equivalent), the model's #{}", rule.grove, k + 1);
             rule.grove = ranked[k].spec.to_string();
             rule.algorithm = p;
             rule.predicted_us = ranked[k].predicted_us;

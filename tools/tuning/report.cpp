@@ -60,7 +60,7 @@ std::string ratio_text(double r) {
 
 std::string choice_of_auto(const std::string& collective, int ranks, uint64_t bytes) {
   const ExplainCall call{collective, ranks, bytes, true};
-  const ShmContext shm = shm_from_params(ranks);
+  const JobContext shm = context_from_params(ranks);
   auto cannot_run = [&](const coll::AlgorithmSpec& spec) -> std::string {
     return spec.name == "shm" ? shm_refusal(call, shm) : std::string();
   };

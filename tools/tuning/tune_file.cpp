@@ -127,11 +127,17 @@ std::vector<Planned> plan(const Tuning& tuning) {
   for (const std::string& name : grid.collectives) {
     const coll::Collective collective = *coll::collective_named(name);
     Planned planned{collective, {}};
+    // The built-in rows before the first modelled algorithm (shm, hier) stay
+    // first: the closed forms have nothing to say about them, and a tuning
+    // file's rows come before every built-in one.
     for (const coll::SelectRow& b : coll::builtin_select_table().rows_of(collective)) {
-      if (b.algorithm.name != "shm") break;  // only the leading shm rows
+      if (coll::algorithm_info(name, b.algorithm.name).cost.cost) break;
       planned.rows.push_back(
           {b,
-           {"not modelled: the shared-memory engine, for blocking calls that fit (docs/shm.md)"}});
+           {b.algorithm.name == "shm"
+                ? "not modelled: the shared-memory engine, for blocking calls that fit "
+                  "(docs/shm.md)"
+                : "not modelled: kept from the built-in table (docs/selection.md)"}});
     }
     // Cells per rank count, and their spans.
     std::vector<std::vector<const Cell*>> by_ranks(grid.ranks.size());
@@ -194,6 +200,7 @@ Json row_json(const coll::SelectRow& row) {
   range(row.bytes, "min_bytes", "max_bytes");
   range(row.total, "min_total", "max_total");
   range(row.ranks_per_node, "min_ranks_per_node", "max_ranks_per_node");
+  range(row.hosts, "min_hosts", "max_hosts");
   if (row.pow2_ranks) j["pow2_ranks"] = true;
   if (row.count_below_pof2) j["count_below_pof2"] = true;
   j["algorithm"] = row.algorithm.to_string();
