@@ -6,6 +6,7 @@
 //   grove run -n N grove tune --plogp FILE --out FILE --verify K [--exhaustive]
 //   grove tune --plogp FILE --export openmpi|mpich FILE
 //   grove tune --plogp FILE --report TSV... [--tuning FILE]   (docs/tuning.md)
+//   grove tune --mapping                  (grove's algorithms against the peers')
 
 #include <chrono>
 #include <fstream>
@@ -38,6 +39,7 @@ struct TuneArgs {
   std::vector<std::string> report;
   std::string tuning;
   tuning::MeasureOptions measure;
+  bool mapping = false;
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -58,6 +60,11 @@ std::string command_line(const TuneArgs& a) {
 
 int run_tune(const TuneArgs& args) {
   params::load_process_params();
+  if (args.mapping) {
+    fmt::print("{}", tuning::mapping_table_markdown());
+    return 0;
+  }
+  if (args.plogp.empty()) throw Error(Errc::usage, "grove tune: --plogp FILE is required");
   const tuning::ModelSource model = tuning::load_model(args.plogp, args.model);
   if (!args.report.empty()) {
     if (!args.tuning.empty())
@@ -140,7 +147,7 @@ const RegisterCommand tune_command{{
     "Choose algorithms from a pLogP table and the closed forms; write a tuning file or export one",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<TuneArgs>();
-      sub.add_option("--plogp", a->plogp, "The pLogP table (grove probe --out)")->required();
+      sub.add_option("--plogp", a->plogp, "The pLogP table (grove probe --out); required");
       sub.add_option("--out", a->out, "Write the tuning file (docs/selection.md format)");
       sub.add_option("--model", a->model, "plogp (the table) or hockney (its fit)")
           ->capture_default_str();
@@ -165,6 +172,8 @@ const RegisterCommand tune_command{{
           ->capture_default_str();
       sub.add_option("--max-iters", a->measure.max_iterations, "Most timed calls per cell")
           ->capture_default_str();
+      sub.add_flag("--mapping", a->mapping,
+                   "Print grove's algorithms against Open MPI's and MPICH's (docs/tuning.md)");
       return [a] { return run_tune(*a); };
     },
 }};

@@ -1,7 +1,7 @@
 #pragma once
 // `grove tune --plogp FILE --report TSV... [--tuning FILE]`: the model
 // against measurement, as the Markdown docs/tuning.md quotes
-// (scripts/tuning-report.sh makes the TSVs with `grove bench --algo all`).
+// (scripts/tune-measure.sh makes the TSV with `grove bench --algo all`).
 //
 // - Fidelity: every measured cell of a modelled algorithm, its predicted
 //   time over its measured median; the share within +-20%.
