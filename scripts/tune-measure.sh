@@ -90,7 +90,7 @@ for n in 4 8 16; do
     for size in 1 1024 65536 1048576; do
       "$grove" explain "$coll" -n "$n" --size "$size" --plogp "$out/plogp.txt" > "$out/explain.tmp"
       for algo in "$@"; do
-        line=$(grep -E "^  $algo[ :]" "$out/explain.tmp" | head -1)
+        line=$(grep -E "^  ${algo}[ :]" "$out/explain.tmp" | head -1)
         spec=$(echo "$line" | awk '{print $1}')
         predicted=$(echo "$line" | awk '{print $2}')
         simulated=$("$grove" sim "$coll" --algo "$spec" -n "$n" --size "$size" \

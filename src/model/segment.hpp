@@ -1,6 +1,6 @@
 #pragma once
 // The segment size of a segmented algorithm, derived from its closed form
-// (seed 001's question: which segment size minimises the pipelined chain?).
+// (which segment size minimises the pipelined chain?).
 //
 // Analytically [DER], with a linear gap g(s) = g0 + s G, the segmented chain
 // (S + P - 2) g(s) + (P-1) L, S = m / s, is least at

@@ -122,6 +122,7 @@ openmpi | mpich)
     done
     # MPICH does read the file: a broken one stops the job.
     echo '{ "collective=bcast": { broken' > broken.json
+    # shellcheck disable=SC2086
     MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=$dir/broken.json UCX_NET_DEVICES=lo \
       timeout 60 mpirun.mpich -iface lo -n 2 "$peer" $args > run.txt 2>&1 &&
       ! grep -q "Abort" run.txt && fail "MPICH ran with a broken selection file"
