@@ -83,6 +83,10 @@ class PlanCache {
   // replacing a plan of the same shape, and evicts beyond the bound.
   const std::shared_ptr<const CallPlan>& insert(std::shared_ptr<const CallPlan> plan);
   size_t size() const { return entries_.size(); }
+  // The plan found or inserted last (null when none): what the last call on
+  // the communicator ran. `grove explain`'s test compares it with the
+  // explanation.
+  const CallPlan* most_recent() const { return lru_.empty() ? nullptr : lru_.front().get(); }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
 

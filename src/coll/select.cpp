@@ -179,6 +179,7 @@ Choice choose(const CallFacts& facts, std::string_view forced, bool blocking,
       choice.spec = row.algorithm;
       choice.from = source.from;
       choice.reason = where(source, row, i);
+      choice.note = row.note;
       complete(choice.spec, facts, in_precedence);
       return choice;
     }

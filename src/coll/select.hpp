@@ -68,6 +68,10 @@ struct SelectRow {
 
 struct SelectTable {
   std::string source;  // "built-in", or the file's path
+  // The pLogP table the rows were predicted from (top-level "plogp", which
+  // `grove tune` writes), relative paths taken from the file's directory;
+  // empty when the file names none. `grove explain` predicts with it.
+  std::string plogp;
   struct Rows {
     Collective collective;
     std::vector<SelectRow> rows;
@@ -98,6 +102,7 @@ struct Choice {
   AlgorithmSpec spec;  // segment and posts filled in where the algorithm takes them
   ChoiceFrom from = ChoiceFrom::built_in;
   std::string reason;  // "bcast_algorithm=binomial", "t.json line 7: max_bytes 12287", ...
+  std::string note;    // the chosen row's note (empty when forced)
   // Rows that matched before the chosen one but whose algorithm could not
   // run this call, each with the reason (for explanations).
   std::vector<std::string> passed_over;

@@ -6,6 +6,7 @@
 // callback reads that count when a row's '{' has just been consumed.
 
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -187,6 +188,11 @@ SelectTable parse_select_table(std::string_view text, const std::string& source)
   std::set<Collective> seen;
   for (const auto& [key, value] : root.items()) {
     if (key == "format" || key == "note") continue;
+    if (key == "plogp") {
+      if (!value.is_string()) fail(source, 0, "\"plogp\" must be a string (a pLogP table's path)");
+      table.plogp = value.get<std::string>();
+      continue;
+    }
     const std::optional<Collective> collective = collective_named(key);
     if (!collective) {
       const int at = next_row < row_lines.size() ? row_lines[next_row] : 0;
@@ -210,11 +216,16 @@ SelectTable load_select_table(const std::string& path) {
   if (!in) fail(path, 0, "cannot be read");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_select_table(text.str(), path);
+  SelectTable table = parse_select_table(text.str(), path);
+  if (!table.plogp.empty() && std::filesystem::path(table.plogp).is_relative()) {
+    table.plogp = (std::filesystem::path(path).parent_path() / table.plogp).string();
+  }
+  return table;
 }
 
 std::string format_select_table(const SelectTable& table) {
   std::string out = fmt::format("{{\n  \"format\": \"{}\"", kFormat);
+  if (!table.plogp.empty()) out += fmt::format(",\n  \"plogp\": {}", Json(table.plogp).dump());
   for (const SelectTable::Rows& rows : table.collectives) {
     out += fmt::format(",\n  \"{}\": [", collective_name(rows.collective));
     const char* separator = "\n";

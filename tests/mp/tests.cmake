@@ -364,3 +364,30 @@ add_test(NAME coll.colls.n6.hosts3
          COMMAND ${GROVE_TOOL} run -n 6 --hosts 3 --param wait_policy=block $<TARGET_FILE:mp_colls>)
 set_tests_properties(coll.colls.n6.hosts3 PROPERTIES TIMEOUT 600
                      PASS_REGULAR_EXPRESSION "colls ok: 6 ranks")
+
+# ---- grove tune and grove explain (tools/tuning/) ----
+# explain's choice against the plan the call ran: one host, and the world
+# spread over two hosts (the hierarchical rows).
+foreach(shape "3 1" "4 2")
+  separate_arguments(shape)
+  list(GET shape 0 n)
+  list(GET shape 1 hosts)
+  add_test(NAME tune.explain_choice.n${n}.hosts${hosts}
+           COMMAND ${GROVE_TOOL} run -n ${n} --hosts ${hosts} --param wait_policy=block
+                   $<TARGET_FILE:mp_explain_choice>)
+  set_tests_properties(tune.explain_choice.n${n}.hosts${hosts} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "explain_choice ok: ${n} ranks, 16 cases")
+endforeach()
+set(GROVE_TUNE_TEST ${CMAKE_CURRENT_SOURCE_DIR}/mp/tune_cli_test.sh)
+add_test(NAME tune.cli COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} cli)
+set_tests_properties(tune.cli PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "tune cli ok")
+# The exports, loaded by the MPI peers' jobs (skipped when a peer was not built).
+foreach(peer openmpi mpich)
+  set(peer_exe "")
+  if(TARGET grove-peer-${peer})
+    set(peer_exe $<TARGET_FILE:grove-peer-${peer}>)
+  endif()
+  add_test(NAME tune.export.${peer} COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} ${peer} "${peer_exe}")
+  set_tests_properties(tune.export.${peer} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                       PASS_REGULAR_EXPRESSION "tune export ${peer} ok|peer ${peer} not built")
+endforeach()

@@ -12,6 +12,8 @@
 namespace grove::sim {
 namespace {
 
+constexpr std::string_view kFormat = "grove-plogp/1";
+
 [[noreturn]] void bad(std::string_view origin, int line, const std::string& why) {
   throw Error(Errc::invalid_parameter, fmt::format("pLogP table {}:{}: {}", origin, line, why));
 }
@@ -27,15 +29,31 @@ bool parse_number(const std::string& token, double& out) {
 PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
   PlogpTable table;
   bool have_latency = false;
+  bool declared = false;  // a `format` line: `end` is required
+  int end_line = 0;       // the line of `end`, once seen
   std::istringstream in{std::string(text)};
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  int number = 0;  // the line being read; at the end, the file's last line
+  while (std::getline(in, line)) {
+    ++number;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream fields(line);
     std::vector<std::string> tokens;
     for (std::string token; fields >> token;)
       tokens.push_back(token);
     if (tokens.empty()) continue;
+    if (end_line > 0) bad(origin, number, fmt::format("text after 'end' (line {})", end_line));
+    if (tokens[0] == "format") {
+      if (tokens.size() != 2 || tokens[1] != kFormat)
+        bad(origin, number, fmt::format("expected 'format {}'", kFormat));
+      declared = true;
+      continue;
+    }
+    if (tokens[0] == "end") {
+      if (tokens.size() != 1) bad(origin, number, "'end' takes nothing after it");
+      end_line = number;
+      continue;
+    }
     if (tokens[0] == "bytes") continue;  // header row
     if (tokens[0] == "L") {
       double value = 0;
@@ -52,14 +70,24 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
     double* fields_out[] = {&row.bytes, &row.os_us, &row.or_us, &row.g_us};
     for (size_t i = 0; i < 4; ++i) {
       if (!parse_number(tokens[i], *fields_out[i]) || *fields_out[i] < 0)
-        bad(origin, number, fmt::format("'{}' is not a non-negative number", tokens[i]));
+        bad(origin, number, fmt::format("'{}' is not a number >= 0", tokens[i]));
     }
-    if (!table.rows_.empty() && row.bytes <= table.rows_.back().bytes)
-      bad(origin, number, "sizes must increase from row to row");
+    if (!table.rows_.empty() && row.bytes <= table.rows_.back().bytes) {
+      bad(origin, number,
+          fmt::format("sizes must increase from row to row ({} after {})", row.bytes,
+                      table.rows_.back().bytes));
+    }
     table.rows_.push_back(row);
   }
-  if (!have_latency) bad(origin, 0, "no 'L <microseconds>' line");
-  if (table.rows_.empty()) bad(origin, 0, "no size rows");
+  // Whole-file errors name the last line: where the missing part should be.
+  if (!have_latency) bad(origin, number, "no 'L <microseconds>' line");
+  if (table.rows_.empty()) bad(origin, number, "no size rows");
+  if (declared && end_line == 0) {
+    bad(origin, number,
+        fmt::format("truncated: the table declares '{}' but has no 'end' line after its {} "
+                    "rows",
+                    kFormat, table.rows_.size()));
+  }
   return table;
 }
 
@@ -104,10 +132,11 @@ double PlogpTable::lookup(double bytes, double Row::*field) const {
 }
 
 std::string PlogpTable::to_text() const {
-  std::string out = fmt::format("L\t{}\nbytes\tos_us\tor_us\tg_us\n", latency_us_);
+  std::string out =
+      fmt::format("format\t{}\nL\t{}\nbytes\tos_us\tor_us\tg_us\n", kFormat, latency_us_);
   for (const Row& r : rows_)
     out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
-  return out;
+  return out + "end\n";
 }
 
 }  // namespace grove::sim

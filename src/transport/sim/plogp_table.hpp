@@ -6,10 +6,16 @@
 // Text format (one table per file; '#' starts a comment; fields separated by
 // blanks or tabs; times in microseconds):
 //
+//   format  grove-plogp/1        # optional; when present, `end` is required
 //   L       5.2                  # the end-to-end latency, once
 //   bytes   os_us  or_us  g_us   # optional header row
 //   0       1.1    1.0    2.0    # one row per measured size, sizes increasing
 //   1024    1.6    1.5    3.1
+//   end                          # the last line but comments (`grove probe` writes it)
+//
+// A table that declares its format must end with `end`, so a file cut short
+// at a line boundary is refused as truncated rather than read as a shorter
+// table. Tables without the `format` line (hand-written) need no `end`.
 //
 // Lookup interpolates linearly between measured sizes and extrapolates from
 // the last two rows above the largest (as the pLogP benchmark's lookup does);

@@ -1,0 +1,105 @@
+#!/bin/sh
+# The figures of docs/tuning.md marked "(lead measures)", on a quiet machine:
+# every command is run at N = 2 on this host through `grove run`, and its
+# raw output lands in OUTDIR (created). About 5 minutes with the defaults
+# (cells x --cell-time 0.1 s; the probe stops on its confidence interval).
+#
+#   scripts/tune-measure.sh OUTDIR [GROVE]     GROVE defaults to build/tools/grove
+#   TUNE_SMOKE=1 scripts/tune-measure.sh OUTDIR   tiny cells: checks the script runs (no figures)
+#
+# OUTDIR afterwards:
+#   plogp.txt, probe.txt     the probe's table (grove probe --out) and what it printed (fits)
+#   tuned.json, tune.txt     grove tune's file from the probe, and its summary
+#   verify.txt, verified.json  grove tune --verify 3 --exhaustive at N=2: its own run time
+#                            against grove bench --algo all over the same cells, and the choices
+#   bench.tsv                grove bench --algo all (auto with tuned.json) for bcast and scatter
+#   report.md                grove tune --report: predicted vs measured, within +-20%, regret,
+#                            scatter against Open MPI's rule
+#   explain-*.txt            grove explain --measure at a few cells: predicted beside measured
+#   sim.tsv                  the closed forms against the pLogP simulator with the probe's
+#                            table at N = 4, 8, 16 (where no cluster is at hand)
+#   versions.txt             grove's commit and the machine
+set -eu
+out=${1:?usage: scripts/tune-measure.sh OUTDIR [GROVE]}
+grove=${2:-build/tools/grove}
+[ -x "$grove" ] || { echo "tune-measure.sh: $grove is not an executable (build it first)" >&2; exit 2; }
+mkdir -p "$out"
+run="$grove run -n 2 --param wait_policy=block"
+
+if [ "${TUNE_SMOKE:-0}" = 1 ]; then
+  probe_opts="--max-size 64KiB --max-its 3 --release-copies 2"
+  cell="--cell-time 0.005 --warmup 1 --min-iters 1 --max-iters 3"
+  sizes="1,4KiB,64KiB"
+else
+  probe_opts=""
+  cell="--cell-time 0.1"
+  sizes="1:4MiB:4"
+fi
+
+{
+  git -C "$(dirname "$0")/.." rev-parse HEAD 2>/dev/null || echo "commit unknown"
+  uname -a
+  nproc
+  date -u
+} > "$out/versions.txt"
+
+step() { echo "== $* ($(date -u +%H:%M:%S))"; }
+
+step "probe"
+# shellcheck disable=SC2086
+$run "$grove" probe --out "$out/plogp.txt" $probe_opts > "$out/probe.txt" 2>&1
+
+step "tune (model only)"
+# shellcheck disable=SC2086
+"$grove" tune --plogp "$out/plogp.txt" --out "$out/tuned.json" --sizes "$sizes" > "$out/tune.txt"
+
+step "tune --verify 3 --exhaustive at N=2"
+# shellcheck disable=SC2086
+$run "$grove" tune --plogp "$out/plogp.txt" --out "$out/verified.json" --ranks 2 \
+  --sizes "$sizes" --verify 3 --exhaustive $cell > "$out/verify.txt" 2>&1
+
+step "bench --algo all, bcast and scatter, auto with the tuned file"
+# shellcheck disable=SC2086
+$run --param tuning_file="$out/tuned.json" "$grove" bench --algo all --coll bcast,scatter \
+  --sizes "$sizes" $cell --tsv "$out/bench.tsv" > "$out/bench.txt" 2>&1
+
+step "report"
+"$grove" tune --plogp "$out/plogp.txt" --report "$out/bench.tsv" --tuning "$out/tuned.json" \
+  > "$out/report.md"
+
+step "explain --measure"
+for cell_of in "bcast 1" "bcast 64KiB" "bcast 1MiB" "scatter 1KiB" "scatter 256KiB"; do
+  # shellcheck disable=SC2086
+  set -- $cell_of
+  # shellcheck disable=SC2086
+  $run "$grove" explain "$1" -n 2 --size "$2" --tuning "$out/tuned.json" --measure $cell \
+    > "$out/explain-$1-$2.txt" 2>&1
+done
+
+step "simulator with the probe's table, N = 4, 8, 16"
+# sim.tsv: the closed form's prediction (grove explain) against the pLogP
+# simulator's completion time (grove sim) for the same spec; pipeline at
+# the segment the model chose.
+printf 'collective\tspec\tranks\tbytes\tpredicted_us\tsimulated_us\n' > "$out/sim.tsv"
+for n in 4 8 16; do
+  for case in "bcast flat chain pipeline binary binomial knomial:4" "scatter flat binomial chain"; do
+    # shellcheck disable=SC2086
+    set -- $case
+    coll=$1
+    shift
+    for size in 1 1024 65536 1048576; do
+      "$grove" explain "$coll" -n "$n" --size "$size" --plogp "$out/plogp.txt" > "$out/explain.tmp"
+      for algo in "$@"; do
+        line=$(grep -E "^  ${algo}[ :]" "$out/explain.tmp" | head -1)
+        spec=$(echo "$line" | awk '{print $1}')
+        predicted=$(echo "$line" | awk '{print $2}')
+        simulated=$("$grove" sim "$coll" --algo "$spec" -n "$n" --size "$size" \
+          --plogp "$out/plogp.txt" | awk '{for (i = 1; i < NF; ++i) if ($i == "completion_us") print $(i + 1)}')
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$coll" "$spec" "$n" "$size" "$predicted" "$simulated" \
+          >> "$out/sim.tsv"
+      done
+    done
+  done
+done
+rm -f "$out/explain.tmp"
+step "done: $out"

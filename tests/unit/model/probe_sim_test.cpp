@@ -1,0 +1,200 @@
+// `grove probe`'s procedure (model/probe.hpp) on the simulator's pLogP mode:
+// it must recover the table the simulator was configured with. In that mode
+// a message of m bytes takes L + g(m) one way and its sender's completion
+// comes g(m) after posting (docs/simulator.md), so L and g(m) are what the
+// procedure can see; o_s and o_r shape nothing a sender or receiver waits
+// for there, and are checked only for what the simulator makes of them.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "model/probe.hpp"
+#include "model/probe_fit.hpp"
+#include "transport/sim/sim_world.hpp"
+
+namespace grove::model::probe {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr uint32_t kContext = 9;
+
+std::shared_ptr<const sim::PlogpTable> linear_table() {
+  // L = 5 us; g(m) = 2 us + 1 ns/B (1 GB/s); o_s = o_r = 1 us + 0.5 ns/B.
+  const double m = 4 << 20;
+  return std::make_shared<sim::PlogpTable>(
+      sim::PlogpTable::from_rows(5, {{0, 1, 1, 2}, {m, 1 + m * 5e-4, 1 + m * 5e-4, 2 + m * 1e-3}}));
+}
+
+// A rendezvous-like jump: g doubles between 64 KiB and 64 KiB + 1.
+std::shared_ptr<const sim::PlogpTable> bent_table() {
+  return std::make_shared<sim::PlogpTable>(
+      sim::PlogpTable::from_rows(3, {{0, 0.5, 0.5, 1},
+                                     {65536, 10, 10, 66.5},
+                                     {65537, 20, 20, 140},
+                                     {1 << 22, 1000, 1000, 4300}}));
+}
+
+struct SimProbe {
+  explicit SimProbe(std::shared_ptr<const sim::PlogpTable> table, int threads = 1) {
+    sim::SimConfig config;
+    config.model = sim::CostModel::plogp;
+    config.data = sim::DataMode::real;  // commands carry bytes
+    config.threads = threads;
+    config.plogp = std::move(table);
+    world = std::make_unique<sim::SimWorld>(2, config);
+    peer = std::make_unique<Responder>(world->transport(1), 0, kContext);
+    link = std::make_unique<Link>(
+        world->transport(0), 1, kContext, [this] { peer->pump(); }, 60000ms);
+  }
+  ProbeResult run(ProbeOptions options) {
+    options.batch_us = 20;
+    ProbeResult r = run_probe(*link, options);
+    stop_peer(*link);
+    link->wait([this] { return peer->stopped(); }, "the peer's stop");
+    return r;
+  }
+  std::unique_ptr<sim::SimWorld> world;
+  std::unique_ptr<Responder> peer;
+  std::unique_ptr<Link> link;
+};
+
+void expect_within(double got, double want, double relative, const std::string& what) {
+  EXPECT_NEAR(got, want, relative * want) << what;
+}
+
+TEST(ProbeSim, RecoversLatencyAndGapOfALinearTable) {
+  const auto table = linear_table();
+  SimProbe probe(table);
+  ProbeOptions options;
+  options.max_bytes = 1 << 20;
+  const ProbeResult r = probe.run(options);
+  EXPECT_DOUBLE_EQ(r.clock_overhead_us, 0);  // virtual time
+  expect_within(r.latency_us, 5, 0.05, "L");
+  expect_within(r.g0_us, 2, 0.05, "g(0) by flooding");
+  ASSERT_GE(r.sizes.size(), 22u);  // 0, 1 .. 1 MiB, and on while g is sub-linear
+  EXPECT_EQ(r.sizes.front().bytes, 0u);
+  for (const SizePoint& p : r.sizes) {
+    const double m = static_cast<double>(p.bytes);
+    expect_within(p.g_us, table->g_us(m), 0.05, fmt::format("g({})", p.bytes));
+    // One way is L + g(m), back L + g(0).
+    expect_within(p.rtt.median, 2 * 5 + table->g_us(m) + 2, 0.05, fmt::format("RTT({})", p.bytes));
+    // The sender completes when its last byte left: o_s reads g(m) here.
+    expect_within(p.os.median, table->g_us(m), 0.05, fmt::format("o_s({})", p.bytes));
+    EXPECT_DOUBLE_EQ(p.orecv.median, 0) << "the reply had arrived: nothing left to wait for";
+    EXPECT_FALSE(p.midpoint) << "a straight line has no bend";
+  }
+  // Deterministic: every iteration equal, so the fewest iterations suffice.
+  EXPECT_EQ(r.sizes[5].rtt.iterations, options.min_iterations);
+  EXPECT_NEAR(r.sizes[5].rtt.ci90, 0, 1e-9);
+
+  const sim::PlogpTable measured = r.table();
+  const HockneyFit hockney = fit_hockney(measured);
+  expect_within(hockney.alpha_us, 5 + 2, 0.05, "Hockney alpha = L + g0");
+  expect_within(hockney.beta_us_per_byte, 1e-3, 0.05, "Hockney beta = G");
+
+  const ReleaseFit release = fit_release(r);
+  ASSERT_TRUE(release.valid) << release.why;
+  expect_within(release.alpha_us, 5, 0.05, "release alpha = L");
+  expect_within(release.c_us, 2, 0.05, "release c = g0");
+  expect_within(release.bandwidth_gbps, 8, 0.05, "release B = 1/G");
+}
+
+TEST(ProbeSim, FloodingEverySizeGivesTheSameGap) {
+  const auto table = linear_table();
+  SimProbe probe(table, 8);
+  ProbeOptions options;
+  options.max_bytes = 64 << 10;
+  options.flood = true;
+  options.release_copies = 0;
+  const ProbeResult r = probe.run(options);
+  for (const SizePoint& p : r.sizes) {
+    EXPECT_TRUE(p.flooded);
+    expect_within(p.g_us, table->g_us(static_cast<double>(p.bytes)), 0.05,
+                  fmt::format("flooded g({})", p.bytes));
+  }
+  EXPECT_TRUE(r.release.empty());
+  EXPECT_FALSE(fit_release(r).valid);
+}
+
+TEST(ProbeSim, InsertsAMidpointWhereTheCurveBends) {
+  const auto table = bent_table();
+  SimProbe probe(table);
+  ProbeOptions options;
+  options.max_bytes = 1 << 20;
+  options.release_copies = 0;
+  const ProbeResult r = probe.run(options);
+  expect_within(r.latency_us, 3, 0.05, "L");
+  int midpoints = 0;
+  for (const SizePoint& p : r.sizes) {
+    expect_within(p.g_us, table->g_us(static_cast<double>(p.bytes)), 0.05,
+                  fmt::format("g({})", p.bytes));
+    if (p.midpoint) {
+      ++midpoints;
+      // Between the doubling sizes on either side of the jump.
+      EXPECT_GT(p.bytes, 65536u);
+      EXPECT_LT(p.bytes, 131072u);
+    }
+  }
+  EXPECT_EQ(midpoints, 1);
+  // The table written from it reads back with the same rows.
+  const sim::PlogpTable measured = r.table();
+  const std::string text = table_text(r, PairInfo{0, 1, "intra-host", "sim", "sim"},
+                                      fit_hockney(measured), fit_release(r));
+  const sim::PlogpTable again = sim::PlogpTable::parse(text, "probe output");
+  ASSERT_EQ(again.rows().size(), measured.rows().size());
+  EXPECT_NEAR(again.latency_us(), measured.latency_us(), 1e-5);
+  for (size_t i = 0; i < again.rows().size(); ++i)
+    EXPECT_NEAR(again.rows()[i].g_us, measured.rows()[i].g_us, 1e-5);
+}
+
+TEST(ProbeSim, RefusesBadCommandsAndOptions) {
+  std::byte wire[Command::kWireBytes];
+  Command c;
+  c.in_bytes = kMaxBytes + 1;
+  c.encode(wire);
+  EXPECT_THROW(Command::decode(wire, 3), Error);
+  c = Command{};
+  c.encode(wire);
+  wire[0] = std::byte{77};  // no such operation
+  try {
+    Command::decode(wire, 3);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::protocol);
+    EXPECT_NE(std::string(e.what()).find("rank 3"), std::string::npos) << e.what();
+  }
+  ProbeOptions o;
+  o.max_bytes = 0;
+  EXPECT_THROW(o.validate(), Error);
+  o = ProbeOptions{};
+  o.min_iterations = 5;
+  o.max_iterations = 4;
+  EXPECT_THROW(o.validate(), Error);
+}
+
+TEST(ProbeSim, AWaitThatNeverEndsTimesOut) {
+  sim::SimConfig config;
+  config.model = sim::CostModel::plogp;
+  config.data = sim::DataMode::real;  // commands carry bytes
+  config.plogp = linear_table();
+  sim::SimWorld world(2, config);
+  // No responder: the command is sent, but no reply ever comes.
+  Link link(world.transport(0), 1, kContext, {}, 200ms);
+  link.command({.count = 1, .rounds = 1, .in_bytes = 0, .out_bytes = 0});
+  Op& reply = link.post_reply(0);
+  try {
+    link.wait(reply, "a reply that never comes");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::timeout);
+  }
+}
+
+}  // namespace
+}  // namespace grove::model::probe

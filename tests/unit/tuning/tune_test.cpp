@@ -1,0 +1,158 @@
+// grove tune (tools/tuning/tune.hpp): the choices on a synthetic linear
+// port model against the closed forms computed here by hand, the segment
+// size at the analytic optimum, tuning files that read back as the rows
+// they were written from, and refusal of bad grids and files.
+
+#include "tuning/tune.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "grove/error.hpp"
+#include "model/segment.hpp"
+#include "tuning/candidates.hpp"
+#include "tuning/explain.hpp"
+
+namespace grove::tuning {
+namespace {
+
+// u = w = g0 + m G, latency L: g0 2 us, G 2^-10 us/B, L 10 us.
+constexpr double kG0 = 2.0;
+constexpr double kG = 1.0 / 1024;
+constexpr double kL = 10.0;
+coll::PortModel linear_model() {
+  coll::PortModel m;
+  m.u = [](double bytes) { return kG0 + bytes * kG; };
+  m.w = m.u;
+  m.lambda = kL;
+  return m;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const Candidate& candidate_named(const std::vector<Candidate>& ranked, const std::string& name) {
+  for (const Candidate& c : ranked)
+    if (c.spec.name == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(Tune, SmallBcastPicksTheAlgorithmTheClosedFormsRankFirst) {
+  // 8 ranks, 1 B: u = 2 + 1/1024 us. Flat: 7u + L; binomial: 3u + 3L;
+  // chain: 7(u + L). The 6-ary heap (the root's six children, then rank 7
+  // under rank 1) finishes at max(6u + L, 2u + 2L) = 2u + 2L, below flat
+  // (latency 10 us is worth five sends).
+  const std::vector<Candidate> ranked = rank_candidates("bcast", 8, 1, linear_model());
+  const double u = kG0 + kG;
+  EXPECT_DOUBLE_EQ(candidate_named(ranked, "flat").predicted_us, 7 * u + kL);
+  EXPECT_DOUBLE_EQ(candidate_named(ranked, "binomial").predicted_us, 3 * u + 3 * kL);
+  EXPECT_DOUBLE_EQ(candidate_named(ranked, "chain").predicted_us, 7 * (u + kL));
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us) << i;
+
+  Grid grid = make_grid("8", "1", {"bcast"});
+  const Tuning t = tune(grid, linear_model());
+  ASSERT_EQ(t.cells.size(), 1u);
+  EXPECT_EQ(t.cells[0].chosen.to_string(), ranked.front().spec.to_string());
+  EXPECT_EQ(t.cells[0].ranked.size(), kKeptCandidates);
+  EXPECT_EQ(t.cells[0].chosen.to_string(), "kary:6");
+  EXPECT_DOUBLE_EQ(t.cells[0].ranked.front().predicted_us, 2 * u + 2 * kL);
+}
+
+TEST(Tune, PipelineSegmentIsTheAnalyticOptimum) {
+  // P = 10, m = 1 MiB: S* = sqrt((P-2) m G / g0) = sqrt(8 * 2^20 * 2^-10 / 2)
+  // = 64 segments of 16 KiB; (S + 8)(2 + 1024/S) + 9 L is 1296 + 90 us there.
+  const uint64_t m = uint64_t{1} << 20;
+  EXPECT_DOUBLE_EQ(model::analytic_pipeline_segments(10, static_cast<double>(m), kG0, kG), 64.0);
+  const std::vector<Candidate> ranked = rank_candidates("bcast", 10, m, linear_model());
+  const Candidate& pipeline = candidate_named(ranked, "pipeline");
+  EXPECT_EQ(pipeline.spec.segment, 16384u);
+  EXPECT_DOUBLE_EQ(pipeline.predicted_us, 1296.0 + 9 * kL);
+  // A segment either side costs more.
+  for (uint64_t s : {m / 63 + 1, m / 65 + 1}) {
+    coll::AlgorithmSpec other = pipeline.spec;
+    other.segment = s;
+    EXPECT_GT(predict(other, 10, m, linear_model()), pipeline.predicted_us) << s;
+  }
+}
+
+TEST(Tune, GridTextsAreParsedAndBadOnesRefusedWithTheirCause) {
+  EXPECT_EQ(parse_ranks("2-4,16:64,3"), (std::vector<int>{2, 3, 4, 16, 32, 64}));
+  EXPECT_EQ(message_of([] { parse_ranks("1-4"); }),
+            "--ranks '1-4': '1' is not a rank count in 2..1048576");
+  EXPECT_EQ(message_of([] { parse_ranks("8-4"); }), "--ranks '8-4': 8 > 4");
+  EXPECT_EQ(message_of([] { parse_ranks("2,,4"); }), "--ranks '2,,4': empty entry");
+  EXPECT_EQ(message_of([] { parse_ranks("x"); }),
+            "--ranks 'x': 'x' is not a rank count in 2..1048576");
+  EXPECT_NE(message_of([] {
+              make_grid("2", "1", {"alltoallv"});
+            }).find("--coll 'alltoallv': not a collective with algorithms to choose from"),
+            std::string::npos);
+  const Grid g = make_grid("2,4", "1:8", {"scatter", "bcast"});
+  EXPECT_EQ(g.sizes, (std::vector<uint64_t>{1, 2, 4, 8}));
+  // Declaration order, not the command line's.
+  EXPECT_EQ(g.collectives, (std::vector<std::string>{"bcast", "scatter"}));
+}
+
+TEST(Tune, TuningFileReadsBackAsTheRowsItWasWrittenFrom) {
+  Tuning t = tune(make_grid("2-4,8,16", "1:4MiB", {}), linear_model());
+  t.model = "synthetic linear model";
+  t.plogp = "probe.txt";
+  t.command = "grove tune --plogp probe.txt";
+  const std::string text = tuning_file_text(t);
+  const coll::SelectTable back = coll::parse_select_table(text, "t.json");
+  EXPECT_EQ(back.plogp, "probe.txt");
+  EXPECT_EQ(coll::format_select_table(back), coll::format_select_table(to_table(t)));
+  // Every grid cell reads back its own choice.
+  for (const Cell& c : t.cells) {
+    if (c.collective == "barrier") continue;
+    const coll::SelectTable::Rows* rows = nullptr;
+    for (const auto& r : back.collectives)
+      if (coll::collective_name(r.collective) == c.collective) rows = &r;
+    ASSERT_NE(rows, nullptr) << c.collective;
+    if (c.bytes % 4 != 0 && (c.collective == "reduce" || c.collective == "allreduce" ||
+                             c.collective == "reduce_scatter")) {
+      continue;  // not a whole float32 vector: no call has this size
+    }
+    const coll::CallFacts facts = call_facts({c.collective, c.ranks, c.bytes, true});
+    const coll::SelectRow* hit = nullptr;
+    for (const coll::SelectRow& row : rows->rows) {
+      if (row.algorithm.name == "shm" || row.algorithm.name == "hier") continue;
+      if (row.matches(facts)) {
+        hit = &row;
+        break;
+      }
+    }
+    ASSERT_NE(hit, nullptr) << c.collective << " " << c.ranks << " " << c.bytes;
+    EXPECT_EQ(hit->algorithm.name, c.chosen.name)
+        << c.collective << " " << c.ranks << " " << c.bytes;
+    EXPECT_EQ(hit->algorithm.radix, c.chosen.radix) << c.collective << " " << c.ranks;
+    EXPECT_EQ(hit->algorithm.segment, c.chosen.segment) << c.collective << " " << c.ranks;
+  }
+}
+
+TEST(Tune, TruncatedOrWrongTuningFilesAreRefusedWithFileAndLine) {
+  Tuning t = tune(make_grid("4", "1,1MiB", {"bcast"}), linear_model());
+  t.model = "m";
+  const std::string text = tuning_file_text(t);
+  const std::string truncated = text.substr(0, text.size() / 2);
+  const std::string cut = message_of([&] { coll::parse_select_table(truncated, "cut.json"); });
+  EXPECT_EQ(cut.rfind("cut.json", 0), 0u) << cut;
+  std::string wrong = text;
+  const size_t at = wrong.find("\"algorithm\":\"", wrong.find("\"bcast\""));
+  ASSERT_NE(at, std::string::npos);
+  wrong.insert(at + 13, "nosuch");
+  const std::string bad = message_of([&] { coll::parse_select_table(wrong, "bad.json"); });
+  EXPECT_NE(bad.find("bad.json line "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("nosuch"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace grove::tuning

@@ -1,0 +1,255 @@
+#include "tuning/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "coll/select.hpp"
+#include "core/stats.hpp"
+#include "suite/tsv.hpp"
+#include "tuning/candidates.hpp"
+#include "tuning/explain.hpp"
+
+namespace grove::tuning {
+namespace {
+
+constexpr double kFidelityBand = 0.20;
+
+struct Measured {
+  std::string algorithm;  // as benchmarked ("pipeline", "knomial:4", "auto", "shm")
+  double median_us = 0;
+};
+
+// (collective, ranks, bytes) -> every algorithm measured there.
+using Cells = std::map<std::tuple<std::string, int, uint64_t>, std::vector<Measured>>;
+
+Cells read_cells(const std::vector<std::string>& paths) {
+  std::vector<bench::tsv::Row> rows;
+  for (const std::string& p : paths) {
+    std::vector<bench::tsv::Row> more = bench::tsv::read_file(p);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  Cells cells;
+  for (const bench::tsv::Cell& c : bench::tsv::group(rows)) {
+    if (c.library != "grove" || c.samples.empty()) continue;
+    if (c.key.algorithm.find('/') != std::string::npos) continue;  // side rows
+    const stats::Summary s = stats::summarize(c.samples, c.key.text());
+    cells[{c.key.collective, c.key.ranks, c.key.bytes}].push_back(
+        {c.key.algorithm, s.median * 1e6});
+  }
+  return cells;
+}
+
+// The spec the bench ran for `text` at this cell (open arguments completed
+// as the call completes them), or nullopt when not modelled.
+std::optional<coll::AlgorithmSpec> modelled_spec(const std::string& collective, int ranks,
+                                                 uint64_t bytes, const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  const coll::AlgorithmSpec parsed = coll::parse_algorithm(collective, text);
+  if (!coll::algorithm_info(collective, parsed.name).cost.cost) return std::nullopt;
+  return coll::resolve(call_facts({collective, ranks, bytes, true}), parsed);
+}
+
+std::string ratio_text(double r) {
+  const std::string t = fmt::format("{:.2f}", r);
+  return std::abs(r - 1) <= kFidelityBand ? t : "**" + t + "**";
+}
+
+std::string choice_of_auto(const std::string& collective, int ranks, uint64_t bytes) {
+  const ExplainCall call{collective, ranks, bytes, true};
+  const JobContext shm = context_from_params(ranks);
+  auto cannot_run = [&](const coll::AlgorithmSpec& spec) -> std::string {
+    return spec.name == "shm" ? shm_refusal(call, shm) : std::string();
+  };
+  return coll::choose(call_facts(call), true, cannot_run).spec.to_string();
+}
+
+struct Regret {
+  double log_sum = 0;
+  int n = 0;
+  double worst = 0;
+  std::string worst_cell;
+  void add(double ratio, const std::string& cell) {
+    log_sum += std::log(ratio);
+    ++n;
+    if (ratio > worst) {
+      worst = ratio;
+      worst_cell = cell;
+    }
+  }
+  std::string text() const {
+    if (n == 0) return "no cells";
+    return fmt::format("geometric mean {:+.1f}% over {} cells; worst {:+.1f}%: {}",
+                       100 * (std::exp(log_sum / n) - 1), n, 100 * (worst - 1), worst_cell);
+  }
+};
+
+}  // namespace
+
+std::string openmpi_scatter_rule(int n, uint64_t b) {
+  // Algorithm 2 is binomial; 1 (basic_linear) and 3 (linear_nb) send every
+  // block from the root.
+  auto binomial_if = [](bool yes) { return yes ? "binomial" : "flat"; };
+  if (n < 4) return "flat";
+  if (n < 8) return binomial_if(b < 2048 || (b >= 4096 && b < 8192));
+  if (n < 16) return binomial_if(b < 16384);
+  if (n < 32) return binomial_if(b < 16384);
+  if (n < 64) return binomial_if(b < 512 || (b >= 8192 && b < 16384));
+  return binomial_if(b < 512);
+}
+
+std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model) {
+  const Cells cells = read_cells(tsv_paths);
+  std::string out;
+  out += fmt::format("Model: {}. Measured: {}.\n\n", model.description, fmt::join(tsv_paths, ", "));
+
+  // ---- Fidelity, one table per (collective, ranks).
+  std::map<std::string, std::pair<int, int>> within;  // per collective: (in band, all)
+  std::map<std::pair<std::string, int>, std::set<std::string>> columns;
+  for (const auto& [key, measured] : cells) {
+    const auto& [collective, ranks, bytes] = key;
+    for (const Measured& m : measured)
+      if (modelled_spec(collective, ranks, bytes, m.algorithm))
+        columns[{collective, ranks}].insert(m.algorithm);
+  }
+  out += "### Predicted over measured median, per cell (bold: outside +-20%)\n\n";
+  for (const auto& [group, algorithms] : columns) {
+    const auto& [collective, ranks] = group;
+    out += fmt::format("{}, N = {}: measured median in us (predicted / measured)\n\n", collective,
+                       ranks);
+    out += "| bytes |";
+    for (const std::string& a : algorithms)
+      out += " " + a + " |";
+    out += "\n|---|";
+    for (size_t i = 0; i < algorithms.size(); ++i)
+      out += "---|";
+    out += "\n";
+    for (const auto& [key, measured] : cells) {
+      const auto& [c, n, bytes] = key;
+      if (c != collective || n != ranks) continue;
+      out += fmt::format("| {} |", bytes);
+      for (const std::string& a : algorithms) {
+        const auto it = std::find_if(measured.begin(), measured.end(),
+                                     [&](const Measured& m) { return m.algorithm == a; });
+        if (it == measured.end() || it->median_us <= 0) {
+          out += " - |";
+          continue;
+        }
+        const coll::AlgorithmSpec spec = *modelled_spec(c, n, bytes, a);
+        const double ratio = predict(spec, n, bytes, model.port) / it->median_us;
+        auto& [in, all] = within[c];
+        ++all;
+        in += std::abs(ratio - 1) <= kFidelityBand;
+        out += fmt::format(" {:.2f} ({}) |", it->median_us, ratio_text(ratio));
+      }
+      out += "\n";
+    }
+    out += "\n";
+  }
+  int in_all = 0, all = 0;
+  out +=
+      "### Fidelity: cells within +-20% of the measured median\n\n| collective | within | cells | "
+      "share |\n|---|---|---|---|\n";
+  for (const auto& [c, counts] : within) {
+    in_all += counts.first;
+    all += counts.second;
+    out += fmt::format("| {} | {} | {} | {:.0f}% |\n", c, counts.first, counts.second,
+                       counts.second ? 100.0 * counts.first / counts.second : 0);
+  }
+  out +=
+      fmt::format("| all | {} | {} | {:.0f}% |\n\n", in_all, all, all ? 100.0 * in_all / all : 0);
+
+  // ---- Regret.
+  Regret tuned, ranking;
+  for (const auto& [key, measured] : cells) {
+    const auto& [collective, ranks, bytes] = key;
+    const Measured* best = nullptr;
+    const Measured* automatic = nullptr;
+    const Measured* predicted_best = nullptr;
+    double predicted_min = 0;
+    for (const Measured& m : measured) {
+      if (m.median_us <= 0) continue;
+      if (m.algorithm == "auto") {
+        automatic = &m;
+        continue;
+      }
+      if (best == nullptr || m.median_us < best->median_us) best = &m;
+      if (const auto spec = modelled_spec(collective, ranks, bytes, m.algorithm)) {
+        const double p = predict(*spec, ranks, bytes, model.port);
+        if (predicted_best == nullptr || p < predicted_min) {
+          predicted_best = &m;
+          predicted_min = p;
+        }
+      }
+    }
+    if (best == nullptr) continue;
+    const std::string where = fmt::format("{} N={} {} B", collective, ranks, bytes);
+    if (automatic != nullptr) {
+      tuned.add(automatic->median_us / best->median_us,
+                fmt::format("{}: auto ({}) {:.3f} us, fastest {} {:.3f} us", where,
+                            choice_of_auto(collective, ranks, bytes), automatic->median_us,
+                            best->algorithm, best->median_us));
+    }
+    if (predicted_best != nullptr) {
+      ranking.add(predicted_best->median_us / best->median_us,
+                  fmt::format("{}: the model's pick {} {:.3f} us, fastest {} {:.3f} us", where,
+                              predicted_best->algorithm, predicted_best->median_us, best->algorithm,
+                              best->median_us));
+    }
+  }
+  out += "### Regret\n\n";
+  out += fmt::format("- The call as made (auto) against the fastest measured algorithm: {}\n",
+                     tuned.text());
+  out += fmt::format("- The model's pick among the measured algorithms against the fastest: {}\n\n",
+                     ranking.text());
+
+  // ---- Scatter against Open MPI's rule.
+  out += "### Scatter: grove's model against Open MPI 4.1's fixed rule\n\n";
+  out +=
+      "Predicted, N = 2..16, blocks 1 B .. 1 MiB: cells where the model's choice differs "
+      "from Open MPI's rule\n\n| N | block | Open MPI | predicted us | model | predicted us | "
+      "gain |\n|---|---|---|---|---|---|---|\n";
+  int differ = 0, total = 0;
+  for (int n = 2; n <= 16; ++n) {
+    for (uint64_t b = 1; b <= (1u << 20); b *= 4) {
+      const std::vector<Candidate> ranked = rank_candidates("scatter", n, b, model.port);
+      coll::AlgorithmSpec ompi;
+      ompi.collective = "scatter";
+      ompi.name = openmpi_scatter_rule(n, b);
+      const double ompi_us = predict(ompi, n, b, model.port);
+      ++total;
+      if (ranked.front().spec.name == ompi.name) continue;
+      ++differ;
+      out += fmt::format("| {} | {} | {} | {:.3f} | {} | {:.3f} | {:.1f}% |\n", n, b, ompi.name,
+                         ompi_us, ranked.front().spec.to_string(), ranked.front().predicted_us,
+                         100 * (1 - ranked.front().predicted_us / ompi_us));
+    }
+  }
+  out += fmt::format("\n{} of {} cells differ.\n\n", differ, total);
+  out +=
+      "Measured (where the TSVs have scatter cells): Open MPI's rule's algorithm against the "
+      "model's choice, both run by grove\n\n| N | block | Open MPI rule | measured us | model's "
+      "choice | measured us | winner |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, measured] : cells) {
+    const auto& [collective, ranks, bytes] = key;
+    if (collective != "scatter") continue;
+    const std::string rule = openmpi_scatter_rule(ranks, bytes);
+    const std::vector<Candidate> ranked = rank_candidates("scatter", ranks, bytes, model.port);
+    const std::string mine = ranked.front().spec.name;
+    auto median_of = [&](const std::string& a) {
+      for (const Measured& m : measured)
+        if (m.algorithm == a) return m.median_us;
+      return -1.0;
+    };
+    const double r = median_of(rule), m = median_of(mine);
+    if (r <= 0 || m <= 0) continue;
+    out += fmt::format("| {} | {} | {} | {:.3f} | {} | {:.3f} | {} |\n", ranks, bytes, rule, r,
+                       mine, m, rule == mine ? "same" : (m < r ? "model" : "Open MPI"));
+  }
+  return out + "\n";
+}
+
+}  // namespace grove::tuning

@@ -1,0 +1,31 @@
+#pragma once
+// `grove tune --plogp FILE --report TSV... [--tuning FILE]`: the model
+// against measurement, as the Markdown docs/tuning.md quotes
+// (scripts/tune-measure.sh makes the TSV with `grove bench --algo all`).
+//
+// - Fidelity: every measured cell of a modelled algorithm, its predicted
+//   time over its measured median; the share within +-20%.
+// - Regret: per (collective, ranks, size), the measured median of `auto`
+//   (the call as made: with the tuning file when the bench ran with one)
+//   over the fastest measured algorithm; geometric mean and worst cell.
+//   Also the model's own regret: the measured time of the algorithm it
+//   predicts fastest among those measured, over the fastest.
+// - Scatter: grove's choice against Open MPI 4.1's fixed scatter rule,
+//   predicted everywhere on a grid and measured where the TSVs have both.
+
+#include <string>
+#include <vector>
+
+#include "tuning/model_source.hpp"
+
+namespace grove::tuning {
+
+// Throws grove::Error naming a TSV that cannot be read.
+std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model);
+
+// Open MPI 4.1's fixed scatter decision (coll/tuned, by communicator size
+// and block bytes), as grove's algorithm: "flat" (basic_linear and
+// linear_nb send every block from the root) or "binomial".
+std::string openmpi_scatter_rule(int ranks, uint64_t block_bytes);
+
+}  // namespace grove::tuning
