@@ -20,6 +20,7 @@ enum class Errc {
   bootstrap,          // ranks could not find each other
   usage,              // a command-line usage error
   internal,           // a broken invariant inside grove
+  cancelled,          // an operation stopped before it completed (its call failed or was dropped)
 };
 
 std::string_view errc_name(Errc code);

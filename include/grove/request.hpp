@@ -13,7 +13,9 @@ class Operation;
 // reports completion; wait() blocks under the `wait_policy` parameter, bounded
 // by `timeout_ms`. Both throw grove::Error if the operation failed (a peer
 // departed, peers disagree on the algorithm, a timeout). A default-constructed
-// Request is already complete.
+// Request is already complete. Destroying the last handle to an operation
+// that has not completed cancels it: nothing is written into its buffers
+// after the handle is gone. A Request must not outlive its Session.
 class Request {
  public:
   Request() = default;

@@ -24,6 +24,9 @@ struct SessionState {
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<Transport> transport;  // world ranks
   FailureView failures;
+  // Departed ranks in the order their notices came (failures.departed is a
+  // set): errors name the first, which is most likely the cause of the rest.
+  std::vector<int> departure_order;
   // The next context id this process may use. A new communicator takes the
   // maximum of its members' values, and every member moves past it: so two
   // communicators that share a rank never share a context id.
@@ -63,9 +66,25 @@ struct CommState {
   // `<collective>_algorithm` (which is meant for the communicator the user
   // called: forcing `hier` there must not force it here).
   bool hierarchy_part = false;
+  // world_ranks[r]: member r's rank in the session; empty for the world
+  // communicator (where the two are equal).
+  std::vector<int> world_ranks;
 
   int rank() const { return transport->rank(); }
   int size() const { return transport->size(); }
+  int world_rank(int member) const {
+    return world_ranks.empty() ? member : world_ranks[static_cast<size_t>(member)];
+  }
+  // The member whose departure was learned first (SessionState::
+  // departure_order, as last read by poll_failures), or -1. Recomputed only
+  // when the failure view's version moved, so a wait can ask every round.
+  int first_departed();
+  // Whether member `member` departed, by the view as last read.
+  bool departed(int member) const;
+
+ private:
+  uint64_t departed_version_ = 0;  // the view's version first_departed_ is for
+  int first_departed_ = -1;
 };
 
 }  // namespace grove::detail

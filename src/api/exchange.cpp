@@ -27,11 +27,13 @@ std::shared_ptr<shm::Group> attach_shared_memory(const std::shared_ptr<CommState
   context.rank = comm->rank();
   context.size = comm->size();
   context.context = comm->context;
-  context.world_rank = session->bootstrap->rank();
   context.transport = comm->transport;
-  context.departed = [session](int world_rank) {
+  // The segment lives inside `comm` (CommState::shm) and is used only
+  // through it, so `comm` outlives every call of this function.
+  CommState* state = comm.get();
+  context.first_departed = [session, state] {
     session->poll_failures();
-    return session->failures.departed.count(world_rank) != 0;
+    return state->first_departed();
   };
   // The segment keeps no reference to `comm` (it lives inside it).
   std::weak_ptr<CommState> weak = comm;

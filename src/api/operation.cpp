@@ -4,7 +4,7 @@
 
 #include "core/params.hpp"
 #include "grove/request.hpp"
-#include "sched/wait.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::detail {
 namespace {
@@ -41,7 +41,16 @@ Operation::Operation(std::shared_ptr<CommState> comm, std::string what,
     : Operation(std::move(comm), one_off_plan(std::move(what), std::move(schedule), stamp),
                 buffers) {}
 
-Operation::~Operation() = default;
+Operation::~Operation() {
+  if (!active()) return;
+  try {
+    (void)abandon(Error(Errc::cancelled, fmt::format("rank {}: {}: dropped before it completed",
+                                                     comm_->rank(), what())));
+  } catch (const std::exception&) {
+    // Progress failed while cancelling; the execution's own destructor
+    // keeps its state for whatever is still in flight.
+  }
+}
 
 void Operation::start() {
   if (active()) {
@@ -61,9 +70,37 @@ void Operation::start() {
 void Operation::finish() {
   completed_ = true;
   if (const auto& error = execution_->error()) {
-    throw Error(error->code(),
-                fmt::format("rank {}: {}: {}", comm_->rank(), what(), error->what()));
+    // The failed message's siblings may still be in flight.
+    throw abandon(
+        Error(error->code(), fmt::format("rank {}: {}: {}", comm_->rank(), what(), error->what())));
   }
+}
+
+Error Operation::abandon(const Error& cause) {
+  completed_ = true;
+  const size_t left = execution_->abort(cause, [this](int peer) { return comm_->departed(peer); });
+  if (left == 0) return cause;
+  return Error(cause.code(),
+               fmt::format("{} ({} message{} could not be cancelled: the call's buffers stay in "
+                           "use until the transport completes them)",
+                           cause.what(), left, left == 1 ? "" : "s"));
+}
+
+void Operation::check_departures() {
+  const int gone = comm_->first_departed();
+  if (gone < 0) return;
+  // A member that finished its part and exited may have sent what this
+  // call still needs: take what already arrived before giving up.
+  constexpr int kMaxDrainRounds = 64;
+  for (int round = 0; round < kMaxDrainRounds && !execution_->done(); ++round) {
+    if (!comm_->transport->progress()) break;
+  }
+  if (execution_->done()) return;
+  const int world = comm_->world_rank(gone);
+  completed_ = true;
+  throw Error(Errc::peer_failed,
+              fmt::format("rank {}: {}: rank {}{} departed", comm_->rank(), what(), gone,
+                          world == gone ? "" : fmt::format(" (session rank {})", world)));
 }
 
 // Probes at most once per mismatch_check_ms of transport time, timed by the
@@ -91,14 +128,35 @@ bool Operation::test() {
   if (!execution_ || completed_) return true;
   comm_->transport->progress();
   if (!execution_->done()) {
-    const double now = comm_->transport->now();
-    comm_->session->poll_failures(now);
-    check_for_mismatch(now);
-    return false;
+    try {
+      const double now = comm_->transport->now();
+      comm_->session->poll_failures(now);
+      check_for_mismatch(now);
+      check_departures();
+    } catch (const Error& e) {
+      throw abandon(e);
+    }
+    if (!execution_->done()) return false;
   }
   finish();
   return true;
 }
+
+struct Operation::Waiter : sched::WaiterBase {
+  Operation& op;
+  int notice_fd;
+  bool ready() const { return op.execution_->done(); }
+  // Failure notices, mismatched stamps and departures only matter while
+  // waiting; all are time-gated on one clock reading.
+  void check() {
+    const double now = op.comm_->transport->now();
+    op.comm_->session->poll_failures(now);
+    op.check_for_mismatch(now);
+    op.check_departures();
+  }
+  bool progress() { return op.comm_->transport->progress(); }
+  void sleep(std::chrono::microseconds max) { op.comm_->transport->block(notice_fd, max); }
+};
 
 void Operation::wait() {
   if (!execution_ || completed_) return;
@@ -106,24 +164,27 @@ void Operation::wait() {
     finish();
     return;
   }
-  const int notice_fd = comm_->session->bootstrap->notice_fd();
+  const sched::WaitOptions options = sched::wait_options_from_params();
+  Waiter waiter{{}, *this, comm_->session->bootstrap->notice_fd()};
+  bool in_time = true;
   try {
-    sched::wait_until_described(
-        *comm_->transport, notice_fd,
-        [this] {
-          if (execution_->done()) return true;
-          // Failure notices and mismatched stamps only matter while waiting;
-          // both are time-gated on one clock reading.
-          const double now = comm_->transport->now();
-          comm_->session->poll_failures(now);
-          check_for_mismatch(now);
-          return false;
-        },
-        [this] { return fmt::format("rank {}: {}", comm_->rank(), what()); },
-        [this] { return "still pending: " + execution_->describe_pending(); });
-  } catch (...) {
-    completed_ = true;
-    throw;
+    // The common case first: one progress completes the call, and the
+    // clock is not read.
+    const bool active = comm_->transport->progress();
+    if (!execution_->done()) {
+      in_time = sched::wait_loop(waiter, options, sched::transport_cadence(options), true, active);
+    }
+  } catch (const Error& e) {
+    throw abandon(e);
+  } catch (const std::exception& e) {
+    throw abandon(
+        Error(Errc::internal, fmt::format("rank {}: {}: {}", comm_->rank(), what(), e.what())));
+  }
+  if (!in_time) {
+    throw abandon(Error(
+        Errc::timeout, sched::timeout_message(
+                           fmt::format("rank {}: {}", comm_->rank(), what()), options.timeout,
+                           [this] { return "still pending: " + execution_->describe_pending(); })));
   }
   finish();
 }

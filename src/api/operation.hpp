@@ -1,7 +1,14 @@
 #pragma once
 // A collective call in flight: one schedule executed on one rank, with the
-// buffers of the call. Comm's front ends create these (coll/call.hpp);
+// buffers of the call. Comm's front ends create these (api/call.hpp);
 // Request and Persistent hold them.
+//
+// Invariant: a call that fails, times out or is dropped (the Operation
+// destroyed before it completed) cancels what it posted before it throws or
+// is gone (sched::Execution::abort): nothing is written into its buffers
+// afterwards. A call whose communicator lost a member (the session's failure
+// notices) fails with Errc::peer_failed naming that member, whichever member
+// it was waiting for.
 
 #include <memory>
 #include <optional>
@@ -23,6 +30,7 @@ class Operation {
   // the wire.
   Operation(std::shared_ptr<CommState> comm, std::string what,
             std::shared_ptr<const sched::Schedule> schedule, sched::Buffers buffers, uint8_t stamp);
+  // Cancels a call still in flight (see the invariant above).
   ~Operation();
 
   // Takes the communicator's next sequence number and posts the first steps.
@@ -36,8 +44,16 @@ class Operation {
   std::string what() const { return plan_->name(buffers_); }
 
  private:
+  struct Waiter;  // the wait loop's view of this call (sched/wait_loop.hpp)
+
   void finish();  // throws the execution's error, if any
   void check_for_mismatch(double now);
+  // Errc::peer_failed if a member of the communicator departed and the call
+  // is not done after progressing what already arrived.
+  void check_departures();
+  // Cancels what is in flight (Execution::abort) and returns the error to
+  // throw: `cause`, saying so if some message could not be ended.
+  Error abandon(const Error& cause);
 
   std::shared_ptr<CommState> comm_;
   std::shared_ptr<const CallPlan> plan_;

@@ -36,6 +36,10 @@ void RankView::recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn
   base_.recv(base_rank(peer), tag, data, capacity, done, context);
 }
 
+void RankView::cancel(int peer, Tag tag, void* context, CancelMode mode) {
+  base_.cancel(base_rank(peer), tag, context, mode);
+}
+
 std::optional<Transport::Probe> RankView::probe(int peer, Tag tag, Tag mask) {
   auto found = base_.probe(peer < 0 ? -1 : base_rank(peer), tag, mask);
   if (!found) return std::nullopt;

@@ -27,6 +27,7 @@ class RankView final : public Transport {
             void* context) override;
   void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
             void* context) override;
+  void cancel(int peer, Tag tag, void* context, CancelMode mode) override;
   std::optional<Probe> probe(int peer, Tag tag, Tag mask) override;
   // Active-message ids belong to the session's transport: a view cannot
   // register handlers (grove::Error); am_send renumbers and forwards.

@@ -26,8 +26,9 @@ void SessionState::poll_failures(double now) {
   last_failure_poll = now;
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 0) <= 0) return;
-  for (const FailureNotice& notice : bootstrap->poll_notices())
-    failures.apply(notice);
+  for (const FailureNotice& notice : bootstrap->poll_notices()) {
+    if (failures.apply(notice)) departure_order.push_back(notice.rank);
+  }
 }
 
 }  // namespace detail

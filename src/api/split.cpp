@@ -74,6 +74,9 @@ std::optional<Comm> split_or_none(const Comm& parent, int color, int key) {
     hosts.push_back(state.host_of[static_cast<size_t>(m)]);
   auto child = std::make_shared<detail::CommState>();
   child->session = state.session;
+  child->world_ranks.reserve(members.size());
+  for (int member : members)
+    child->world_ranks.push_back(state.world_rank(member));
   child->owned_view = std::make_unique<detail::RankView>(*state.transport, std::move(members),
                                                          static_cast<int>(me), parent.state_ptr());
   child->transport = child->owned_view.get();

@@ -116,8 +116,8 @@ std::vector<std::string> sweep(const std::string& dir, std::string_view prefix,
   return removed;
 }
 
-std::string segment_name(uint32_t context, int attempt) {
-  return fmt::format("/{}{}.{}.{}", kSegmentPrefix, self().token(), context, attempt);
+std::string segment_name(uint32_t context, int n) {
+  return fmt::format("/{}{}.{}.{}", kSegmentPrefix, self().token(), context, n);
 }
 
 namespace {

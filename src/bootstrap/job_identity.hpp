@@ -49,8 +49,9 @@ Liveness liveness(const ProcessIdentity& owner);
 inline constexpr std::string_view kRunDirPrefix = "grove-run-";  // + token + "-XXXXXX"
 inline constexpr std::string_view kSegmentPrefix = "grove-";     // + token + ".CTX.N"
 // The name of a shared-memory segment this process makes for communicator
-// context `context`, attempt `attempt` (shm_open's form: one leading '/').
-std::string segment_name(uint32_t context, int attempt);
+// context `context`; `n` tells apart the segments of one process that share
+// a context (shm_open's form: one leading '/').
+std::string segment_name(uint32_t context, int n);
 
 // For each entry of `dir` named `prefix` + token + ..., owned by this user,
 // whose owner is gone: calls remove(path) and lists the path if it returned

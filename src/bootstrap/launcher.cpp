@@ -35,6 +35,10 @@ const params::IntParam departure_settle_ms{
     "run_departure_settle_ms", 200, 0, 60000,
     "grove run: how long a rank that closed its bootstrap connection may take to exit before "
     "it is declared departed anyway (so the report normally carries its exit status), in ms"};
+const params::BoolParam sweep_stale{
+    "run_sweep_stale", true,
+    "grove run: before and after the job, remove this user's run directories and shared-memory "
+    "segments whose owner process is gone (off: tests that count what a job left behind)"};
 
 void say(const std::string& line) {
   fmt::print(stderr, "grove run: {}\n", line);
@@ -461,13 +465,13 @@ int run_job(const LaunchOptions& options) {
   // Run directories and segments of jobs that died without removing them
   // (a launcher or rank killed by SIGKILL) go before this job starts, and
   // whatever this job's ranks left behind when it ends.
-  job::sweep_stale_resources(run_directory_parent());
+  if (sweep_stale.get()) job::sweep_stale_resources(run_directory_parent());
   int status = 0;
   {
     Job job(options, path);
     status = job.run();
   }
-  job::sweep_stale_resources(run_directory_parent());
+  if (sweep_stale.get()) job::sweep_stale_resources(run_directory_parent());
   return status;
 }
 

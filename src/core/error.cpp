@@ -26,6 +26,8 @@ std::string_view errc_name(Errc code) {
       return "usage";
     case Errc::internal:
       return "internal error";
+    case Errc::cancelled:
+      return "cancelled";
   }
   return "unknown error";
 }

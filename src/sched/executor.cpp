@@ -7,15 +7,25 @@
 
 #include <fmt/format.h>
 
+#include "core/params.hpp"
 #include "sched/reduce.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::sched {
 
 namespace {
 
-enum class StepState : uint8_t { waiting, ready, in_flight, done };
+// `ended`: a message the transport reported without completing it (failed
+// or cancelled after the execution failed).
+enum class StepState : uint8_t { waiting, ready, in_flight, done, ended };
 
 constexpr StepId kNoStep = std::numeric_limits<StepId>::max();
+
+const params::IntParam cancel_wait_ms{
+    "cancel_wait_ms", 1000, 0, 600000,
+    "a call that fails, times out or is dropped cancels the messages it posted and waits at most "
+    "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
+    "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
 
 std::string_view buffer_name(Buffer b) {
   switch (b) {
@@ -398,6 +408,7 @@ struct Execution::State {
       --sends_in_flight;
     else
       --recvs_in_flight;
+    states[id] = StepState::ended;  // complete() below makes it done
     if (error) return;
     if (!status.ok) {
       switch (status.code) {
@@ -490,6 +501,45 @@ struct Execution::State {
     }
   }
 
+  size_t in_flight() const { return sends_in_flight + recvs_in_flight; }
+
+  // Execution::abort's cancellation: each message in flight once with
+  // `mode` (fail_peer for a departed peer in any case).
+  void cancel_in_flight(CancelMode mode, FunctionRef<bool(int)> departed) {
+    for (StepId id = 0; id < steps().size(); ++id) {
+      if (states[id] != StepState::in_flight) continue;
+      const Step& step = steps()[id];
+      const bool gone = departed && departed(step.peer);
+      transport->cancel(step.peer, tag::with_channel(base_tag, step.channel), &slots[id],
+                        gone ? CancelMode::fail_peer : mode);
+    }
+  }
+
+  // Progresses the transport until it reported every message in flight or
+  // cancel_wait_ms passed; true when none is left.
+  bool await_reports() {
+    struct Waiter : WaiterBase {
+      State& state;
+      bool ready() const { return state.in_flight() == 0; }
+      void check() {}
+      bool progress() { return state.transport->progress(); }
+      void sleep(std::chrono::microseconds max) { state.transport->block(-1, max); }
+    };
+    WaitOptions options = wait_options_from_params();
+    options.timeout = std::chrono::milliseconds(cancel_wait_ms.get());
+    Waiter waiter{{}, *this};
+    return waiter.ready() || wait_loop(waiter, options, transport_cadence(options));
+  }
+
+  size_t abort(FunctionRef<bool(int)> departed) {
+    if (in_flight() == 0) return 0;
+    cancel_in_flight(CancelMode::request, departed);
+    if (await_reports()) return 0;
+    cancel_in_flight(CancelMode::fail_peer, departed);
+    await_reports();
+    return in_flight();
+  }
+
   void pump() {
     pumping = true;
     try {
@@ -522,7 +572,16 @@ Execution::Execution(Transport& transport, std::shared_ptr<const Schedule> sched
 
 Execution::~Execution() {
   if (!state_) return;
-  if (state_->sends_in_flight + state_->recvs_in_flight > 0) {
+  if (state_->in_flight() > 0) {
+    try {
+      abort(Error(Errc::cancelled,
+                  fmt::format("rank {} {}: execution dropped before it completed",
+                              state_->transport->rank(), state_->schedule->algorithm)));
+    } catch (const std::exception&) {
+      // Progress failed while cancelling: what is in flight stays so.
+    }
+  }
+  if (state_->in_flight() > 0) {
     // The transport still holds pointers into the state; it frees itself when
     // the last completion arrives (see State::on_message).
     state_->orphaned = true;
@@ -530,6 +589,12 @@ Execution::~Execution() {
     return;
   }
   State::give(std::move(state_));
+}
+
+size_t Execution::abort(const Error& cause, FunctionRef<bool(int)> departed) {
+  State& s = *state_;
+  if (!s.error) s.error.emplace(cause);
+  return s.abort(departed);
 }
 
 void Execution::start() {
@@ -582,6 +647,7 @@ std::string Execution::describe_pending() const {
         ++waiting;
         break;
       case StepState::done:
+      case StepState::ended:
         break;
     }
   }

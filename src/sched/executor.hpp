@@ -15,16 +15,25 @@
 // - A failed message (truncated, peer failed) marks the execution failed
 //   with a grove::Error naming the step, the peer and the cause; nothing
 //   further is posted.
-// - Destroying an Execution with messages still in flight (after a failure)
-//   is allowed: its internal state lives on until the transport completes
-//   them, so the transport never calls into freed memory. The user buffers
-//   must stay valid until then (or the transport be destroyed first).
+// - Nothing posted outlives the call that posted it: abort() cancels every
+//   message in flight and waits (bounded) until the transport has reported
+//   each one, after which the transport touches none of the buffers. The
+//   front ends (api/operation.cpp) abort on every way out of a call that
+//   failed, timed out or was dropped, so a call that returns or throws has
+//   completed or cancelled everything it posted. Destroying an Execution
+//   with messages in flight aborts it first.
+// - Only when the transport cannot end a message even by failing its peer
+//   (abort() returns the count) does the internal state live on until the
+//   transport completes it, so the transport never calls into freed memory;
+//   the user buffers must then stay valid until it does (or the transport
+//   be destroyed first).
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/function_ref.hpp"
 #include "grove/error.hpp"
 #include "sched/schedule.hpp"
 #include "transport/transport.hpp"
@@ -53,6 +62,16 @@ class Execution {
   const std::optional<Error>& error() const;
   // Pending steps, for timeout and mismatch messages ("recv from 3 on channel 1").
   std::string describe_pending() const;
+  // Stops the execution: nothing more is posted; every message in flight is
+  // cancelled (Transport::cancel, CancelMode::request) and the transport
+  // progressed under the wait policy until it has reported each of them,
+  // at most cancel_wait_ms; any still in flight then is cancelled with
+  // CancelMode::fail_peer (the last resort) and waited for as long again.
+  // `departed(peer)` true: the peer is known to be gone, and its messages
+  // are failed at once. error() is `cause` unless the execution had failed
+  // already. Returns the number of messages still in flight (0 unless the
+  // transport could not end them: their buffers are then still in use).
+  size_t abort(const Error& cause, FunctionRef<bool(int peer)> departed = {});
   const Schedule& schedule() const;
 
  private:

@@ -12,6 +12,7 @@
 #include "core/params.hpp"
 #include "core/timeouts.hpp"
 #include "grove/error.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::sched {
 
@@ -39,6 +40,27 @@ const params::ChoiceParam wait_yield_param{
     "latency low on a shared or oversubscribed host), off, or auto (only when this host runs "
     "more ranks than it has cores, as Open MPI's yield_when_idle)"};
 
+// The loop's cadence (sched/wait_loop.hpp). Each default is the value the
+// two waits had before they became one loop, measured as docs/wait.md says.
+const params::IntParam wait_polls_per_round_param{
+    "wait_polls_per_round", 64, 1, 1 << 20,
+    "a wait on shared memory looks at the awaited word this many times between two readings of "
+    "the clock and the failure notices (about a microsecond of spinning); one when the host is "
+    "oversubscribed and waits yield"};
+const params::IntParam wait_rounds_per_progress_param{
+    "wait_rounds_per_progress", 16, 1, 1 << 20,
+    "a wait on shared memory that spins on a core of its own progresses the transport once every "
+    "this many rounds (a progress call costs about a hundred polls); rounds that may sleep, and "
+    "every round on an oversubscribed host, progress each time"};
+const params::IntParam wait_block_slice_us_param{
+    "wait_block_slice_us", 100000, 1, 10000000,
+    "a wait asleep on the transport's fd wakes at least this often (microseconds) to look at a "
+    "condition that changes without transport activity (another thread's)"};
+const params::IntParam shm_wake_interval_us_param{
+    "shm_wake_interval_us", 1000, 1, 1000000,
+    "a wait asleep on a shared-memory futex wakes at least this often (microseconds) to progress "
+    "the transport and read failure notices: neither ends a futex sleep"};
+
 std::atomic<int> local_ranks{1};
 std::atomic<int> host_cores{0};  // 0: not told; this process's affinity decides
 
@@ -48,10 +70,6 @@ int affinity_cores() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(std::thread::hardware_concurrency());
 }
-
-// A blocking sleep is cut into slices of at most this much so a condition
-// that changes without transport activity (another thread) is still seen.
-constexpr std::chrono::microseconds kMaxBlockSlice{100000};
 
 WaitPolicy parse_policy(std::string_view name) {
   if (name == "spin") return WaitPolicy::spin;
@@ -97,6 +115,10 @@ WaitOptions wait_options_from_params() {
   options.sleep = std::chrono::microseconds(wait_sleep_us_param.get());
   options.spin = std::chrono::microseconds(wait_spin_us_param.get());
   options.timeout = std::chrono::milliseconds(timeout_ms());
+  options.polls_per_round = static_cast<int>(wait_polls_per_round_param.get());
+  options.rounds_per_progress = static_cast<unsigned>(wait_rounds_per_progress_param.get());
+  options.block_slice = std::chrono::microseconds(wait_block_slice_us_param.get());
+  options.shm_wake_interval = std::chrono::microseconds(shm_wake_interval_us_param.get());
   const std::string& yield = wait_yield_param.get();
   static const int own_cores = affinity_cores();
   options.oversubscribed = ranks > (told > 0 ? told : own_cores);
@@ -130,54 +152,66 @@ void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()
   wait_until_described(transport, extra_fd, done, what, wait_options_from_params(), detail);
 }
 
+WaitCadence transport_cadence(const WaitOptions& options) {
+  WaitCadence c;
+  c.polls_per_round = 0;
+  c.rounds_per_progress = 1;
+  c.activity_restarts_spin = true;
+  c.yield_after_activity = false;
+  c.max_sleep = options.block_slice;
+  return c;
+}
+
+WaitCadence local_memory_cadence(const WaitOptions& options) {
+  // An oversubscribed host that yields: the member waited for most likely
+  // needs this core, so one poll, then the core goes to another rank (and
+  // the transport is progressed, as in every round that gives the core up).
+  const bool yielding = options.oversubscribed && options.yield_when_idle;
+  WaitCadence c;
+  c.polls_per_round = yielding ? 1 : options.polls_per_round;
+  c.rounds_per_progress = yielding ? 1 : options.rounds_per_progress;
+  // Transport activity says nothing about when a member enters a call.
+  c.activity_restarts_spin = false;
+  // Work found by progress is another call's (a fence's rendezvous, a
+  // non-blocking collective): yield so the ranks it involves run, rather
+  // than sleep on a futex that its messages do not wake.
+  c.yield_after_activity = true;
+  c.max_sleep = options.shm_wake_interval;
+  return c;
+}
+
+namespace {
+
+// The schedule path's waiter over a FunctionRef condition (wait_until).
+struct ConditionWaiter : WaiterBase {
+  Transport& transport;
+  int extra_fd;
+  FunctionRef<bool()> done;
+  bool ready() { return done(); }
+  void check() {}
+  bool progress() { return transport.progress(); }
+  void sleep(std::chrono::microseconds max) { transport.block(extra_fd, max); }
+};
+
+}  // namespace
+
 void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
                           FunctionRef<std::string()> what, const WaitOptions& options,
                           FunctionRef<std::string()> detail) {
-  using Clock = std::chrono::steady_clock;
   // The common case first: one progress completes the wait, and the clock is
   // not read.
-  bool active = transport.progress();
+  const bool active = transport.progress();
   if (done()) return;
-  const auto start = Clock::now();
-  const auto deadline = start + options.timeout;
-  auto last_activity = start;
-  for (;;) {
-    const auto now = Clock::now();
-    if (now >= deadline) {
-      std::string message =
-          fmt::format("{}: timed out after {} ms", what(), options.timeout.count());
-      if (detail) message += fmt::format(" ({})", detail());
-      throw Error(Errc::timeout, message);
-    }
-    if (active) {
-      last_activity = now;
-    } else {
-      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now);
-      switch (options.policy) {
-        case WaitPolicy::spin:
-          // Yielding costs one system call when the core is ours alone, and
-          // hands the core to a peer rank when ranks outnumber cores (where a
-          // pure spin would hold it for a whole scheduler time slice).
-          if (options.yield_when_idle) std::this_thread::yield();
-          break;
-        case WaitPolicy::lazy:
-          std::this_thread::sleep_for(std::min(options.sleep, left));
-          break;
-        case WaitPolicy::hybrid:
-          if (now - last_activity < options.spin) {
-            if (options.yield_when_idle) std::this_thread::yield();
-            break;
-          }
-          [[fallthrough]];
-        case WaitPolicy::block:
-          transport.block(extra_fd,
-                          std::min({left, kMaxBlockSlice}) + std::chrono::microseconds(1));
-          break;
-      }
-    }
-    active = transport.progress();
-    if (done()) return;
-  }
+  ConditionWaiter waiter{{}, transport, extra_fd, done};
+  if (wait_loop(waiter, options, transport_cadence(options), true, active)) return;
+  throw Error(Errc::timeout, timeout_message(what(), options.timeout, detail));
+}
+
+std::string timeout_message(std::string_view what, std::chrono::milliseconds timeout,
+                            FunctionRef<std::string()> detail) {
+  std::string message = fmt::format("{}: timed out after {} ms", what, timeout.count());
+  if (detail) message += fmt::format(" ({})", detail());
+  return message;
 }
 
 }  // namespace grove::sched

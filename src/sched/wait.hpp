@@ -9,7 +9,8 @@
 //   hybrid  spin until `wait_spin_us` pass with nothing happening, then block
 //           (the spin window restarts whenever progress completes something)
 // The default is `hybrid`; tests with many ranks on few cores use `block` or
-// `lazy` so waiting ranks leave the cores to the others.
+// `lazy` so waiting ranks leave the cores to the others. Every wait runs the
+// one loop of sched/wait_loop.hpp (docs/wait.md).
 
 #include <chrono>
 #include <cstdint>
@@ -35,11 +36,17 @@ struct WaitOptions {
   std::chrono::microseconds sleep{100};  // lazy
   std::chrono::microseconds spin{50};    // hybrid
   std::chrono::milliseconds timeout{60000};
+  // The cadence of the loop (sched/wait_loop.hpp; docs/wait.md has the
+  // reason for each default).
+  int polls_per_round = 64;                           // wait_polls_per_round
+  unsigned rounds_per_progress = 16;                  // wait_rounds_per_progress
+  std::chrono::microseconds block_slice{100000};      // wait_block_slice_us
+  std::chrono::microseconds shm_wake_interval{1000};  // shm_wake_interval_us
 };
 
 // The current values of wait_policy, wait_sleep_us, wait_spin_us, wait_yield,
-// timeout_ms. Derived again only when a parameter changed (params::generation)
-// or set_host_load was called, so a wait per collective call stays cheap.
+// timeout_ms and the cadence parameters. Derived again only when a parameter changed
+// (params::generation) or set_host_load was called, so a wait per collective call stays cheap.
 WaitOptions wait_options_from_params();
 
 // Tells the waits how many ranks share this host and how many cores they
@@ -73,5 +80,10 @@ void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()
                           FunctionRef<std::string()> detail = {});
 void wait_until_described(Transport& transport, int extra_fd, FunctionRef<bool()> done,
                           FunctionRef<std::string()> what, FunctionRef<std::string()> detail = {});
+
+// "<what>: timed out after N ms (<detail>)", the text of a wait's timeout
+// (detail, if given, is called now).
+std::string timeout_message(std::string_view what, std::chrono::milliseconds timeout,
+                            FunctionRef<std::string()> detail = {});
 
 }  // namespace grove::sched

@@ -31,6 +31,9 @@ class ForwardingTransport : public Transport {
             void* context) override {
     inner_.recv(peer, tag, data, capacity, done, context);
   }
+  void cancel(int peer, Tag tag, void* context, CancelMode mode) override {
+    inner_.cancel(peer, tag, context, mode);
+  }
   std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
     return inner_.probe(peer, tag, mask);
   }

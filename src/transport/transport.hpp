@@ -14,6 +14,9 @@
 //   Errc::peer_failed. Completions never throw.
 // - Active messages (am_send) are copied at the call, delivered in order per
 //   pair to the handler registered for their id, from inside progress().
+// - cancel() stops a posted send or receive (see there); its completion
+//   still runs exactly once, so a caller that waits for every completion
+//   knows when the transport has let go of every buffer it was given.
 
 #include <chrono>
 #include <cstddef>
@@ -40,6 +43,18 @@ using CompletionFn = void (*)(void* context, const Status& status);
 
 using AmHandler = std::function<void(int source, std::span<const std::byte> payload)>;
 
+enum class CancelMode : uint8_t {
+  // Stop the operation if the backend still can (a receive that no message
+  // matched yet always can be); otherwise it completes as it would have.
+  request,
+  // The last resort for an operation that a request did not stop in time
+  // (with UCX: a rendezvous under way, or a send its receiver never takes):
+  // the backend gives up on the connection to the peer as if the peer had
+  // failed, which ends every operation with it (Errc::peer_failed) and
+  // fails every later one at once.
+  fail_peer,
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -56,6 +71,14 @@ class Transport {
                     void* context) = 0;
   virtual void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
                     void* context) = 0;
+
+  // Cancels the send or receive this rank posted to `peer` with `tag` and
+  // completion context `context` whose completion has not run yet (nothing
+  // happens if there is none). The completion still runs exactly once, from
+  // a later progress(), never inside cancel(): with Errc::cancelled when the
+  // operation was stopped (its buffer is not touched again), else with its
+  // own result once it completes.
+  virtual void cancel(int peer, Tag tag, void* context, CancelMode mode) = 0;
 
   // Looks for an arrived but unmatched message from `peer` (or any peer if
   // peer < 0) whose tag equals `tag` on the bits set in `mask`, without

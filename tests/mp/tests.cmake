@@ -391,3 +391,48 @@ foreach(peer openmpi mpich)
   set_tests_properties(tune.export.${peer} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
                        PASS_REGULAR_EXPRESSION "tune export ${peer} ok|peer ${peer} not built")
 endforeach()
+# ---- docs/reliability.md: nothing written after a call returned or threw
+# (a receive left posted by a timed-out call must be cancelled: the late
+# sender's message lands in no buffer; under AddressSanitizer a late write
+# is a heap-use-after-free report); a departed rank named within 1 s
+# whichever rank was waited for, on both paths; no shared-memory segment
+# left after a rank was killed while communicators were being made ----
+set(MP_RELIABILITY $<TARGET_FILE:mp_reliability>)
+add_test(NAME reliability.late_sender.n2
+         COMMAND ${GROVE_TOOL} run -n 2 --param wait_policy=block --param bcast_algorithm=binomial
+                 --param timeout_ms=1000 ${MP_RELIABILITY} late_sender)
+set_tests_properties(reliability.late_sender.n2 PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "late_sender ok"
+                     FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer;exited with code;killed by")
+set(GROVE_NAMED_IN_TIME ${CMAKE_CURRENT_SOURCE_DIR}/mp/named_in_time.sh)
+foreach(path shm schedule)
+  if(path STREQUAL "schedule")
+    set(force --param bcast_algorithm=binomial)
+  else()
+    set(force "")
+  endif()
+  foreach(waited late gone)
+    set(name reliability.departed_${waited}_${path}.n3)
+    add_test(NAME ${name}
+             COMMAND sh ${GROVE_NAMED_IN_TIME} 3 "grove run: rank 2 exited with code 3"
+                     "^departed ok: rank 0 named rank 2$" 1
+                     -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                        --param timeout_ms=30000 ${force}
+                        ${MP_RELIABILITY} departed ${waited} ${path})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "named_in_time ok"
+                         FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer")
+  endforeach()
+endforeach()
+add_test(NAME reliability.dup_killed.n3
+         COMMAND sh ${GROVE_NAMED_IN_TIME} 137 "grove run: rank 1 killed by signal 9"
+                 "^dup_killed ok: rank [02] named rank 1$" 2
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    --param timeout_ms=30000 ${MP_RELIABILITY} dup_killed 1 200)
+add_test(NAME reliability.shm_leak.n4
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/shm_leak.sh ${GROVE_TOOL} ${MP_RELIABILITY}
+                 ${CMAKE_CURRENT_BINARY_DIR}/reliability.shm_leak)
+set_tests_properties(reliability.dup_killed.n3 PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "named_in_time ok"
+                     FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer")
+set_tests_properties(reliability.shm_leak.n4 PROPERTIES TIMEOUT 180
+                     PASS_REGULAR_EXPRESSION "shm_leak ok")

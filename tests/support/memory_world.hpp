@@ -13,7 +13,10 @@
 //   stays queued until one is registered;
 // - depart(r) makes r a departed peer: receives from r that no message
 //   already sent by r can satisfy complete with Errc::peer_failed, sends to r
-//   complete with Errc::peer_failed.
+//   complete with Errc::peer_failed;
+// - cancel() removes a posted receive (or, in rendezvous mode, a send no
+//   receive took yet): it completes with Errc::cancelled at the next
+//   progress().
 //
 // Messages sent to rank d "arrive" only when d calls progress(). With a
 // non-zero seed, arrivals are shuffled across different (source, tag)

@@ -1,21 +1,38 @@
 // shm::attach: makes and maps a communicator's shared-memory segment.
 //
-// Rank 0 creates a POSIX shared-memory object with a name no other job uses
-// (its pid and start time, context id, attempt: bootstrap/job_identity.hpp,
-// so `grove run` can remove one whose maker died), sizes it and writes the header; the name
-// travels in a first exchange, every other member maps it and checks the
-// header, a second exchange tells everyone whether all did, and rank 0 then
-// unlinks the name (the mappings live on; nothing is left in /dev/shm even
-// if the job is killed later). Any failure leaves the communicator without a
-// segment on every member alike: its calls take the schedule path.
+// Three small exchanges over the communicator (docs/shm.md, "Segment"):
+// 1. rank 0 announces the name of the POSIX shared-memory object it is
+//    about to create and the slot size; the name carries rank 0's identity
+//    (pid and start time: bootstrap/job_identity.hpp, so `grove run` can
+//    remove an object whose maker died), the context id and a number this
+//    process never uses twice, so no other process makes that name;
+// 2. rank 0 creates the object, sizes it, maps it, writes the header, and
+//    says whether it could;
+// 3. every other member maps it and checks the header, and all say
+//    whether they could.
+// Then every member unlinks the name (the mappings live on: nothing is left
+// in /dev/shm whatever happens to the job later). Any failure leaves the
+// communicator without a segment on every member alike: its calls take the
+// schedule path.
+//
+// Invariant: what this function created or mapped is unlinked and unmapped
+// on every way out of it, an exception from an exchange included (a member
+// that departed during set-up), except the mapping handed to the Group.
+// Every member knows the name before the object exists, so a member that
+// survives rank 0 removes what rank 0 made: an object outlives set-up only
+// if every member that knew its name died (the launcher's sweep of
+// segments whose job is gone is for that).
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -38,17 +55,47 @@ const params::BytesParam shm_slot_bytes{
     "bytes of each of a rank's two shared-memory slots; a call uses the segment only if what a "
     "rank writes (a block, or all blocks for scatter and alltoall) fits"};
 
-struct Offer {
-  int32_t world_rank = -1;
-  int32_t ok = 0;
+// Rank 0's announcement (exchange 1).
+struct Announcement {
   uint64_t slot_bytes = 0;
   char name[64] = {};  // job::segment_name(): carries its maker's identity
 };
+
+// Segments this process has named: the last part of every name, so that no
+// two set-ups in one process (two sessions, one after the other, reuse
+// context ids) ever name the same object.
+std::atomic<int> segments_named{0};
+
+// Whether `name` has the form job::segment_name() gives: "/grove-" and no
+// other '/'.
+bool segment_name_form(const std::string& name) {
+  return name.size() > 1 && name[0] == '/' &&
+         std::string_view(name).substr(1).starts_with(job::kSegmentPrefix) &&
+         name.find('/', 1) == std::string::npos;
+}
 
 struct Mapped {
   void* base = nullptr;
   size_t length = 0;
   std::string error;  // empty when mapped
+};
+
+// What this member holds of a segment being set up: the mapping until it is
+// handed to the Group, and the name until it is unlinked. Releases both on
+// every way out of attach.
+struct SegmentHold {
+  Mapped mapped;
+  std::string name;  // set once this member knows the object's name
+
+  SegmentHold() = default;
+  SegmentHold(const SegmentHold&) = delete;
+  SegmentHold& operator=(const SegmentHold&) = delete;
+  ~SegmentHold() {
+    // Every member unlinks the same name: the first removes it, the others
+    // get ENOENT, which is fine.
+    if (!name.empty()) ::shm_unlink(name.c_str());
+    if (mapped.base != nullptr) ::munmap(mapped.base, mapped.length);
+  }
 };
 
 Mapped map_fd(int fd, size_t length) {
@@ -63,51 +110,38 @@ Mapped map_fd(int fd, size_t length) {
   return m;
 }
 
-Mapped create(Offer& offer, int members, uint32_t context) {
-  const size_t length = segment_length(members, offer.slot_bytes);
+// Rank 0: the object named `name`, sized, mapped and with its header.
+Mapped create(const std::string& name, int members, uint64_t slot_bytes) {
+  const size_t length = segment_length(members, slot_bytes);
   Mapped m;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    const std::string name = job::segment_name(context, attempt);
-    if (name.size() >= sizeof(offer.name)) {
-      m.error = fmt::format("segment name {} is too long", name);
-      return m;
-    }
-    std::memcpy(offer.name, name.c_str(), name.size() + 1);
-    const int fd = ::shm_open(offer.name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 && errno == EEXIST) continue;
-    if (fd < 0) {
-      m.error = fmt::format("shm_open {}: {}", offer.name, std::strerror(errno));
-      return m;
-    }
-    // Reserved now, not on first touch: a full /dev/shm then fails here,
-    // with a message, instead of killing a rank with SIGBUS mid-call.
-    if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length)); err != 0) {
-      m.error =
-          fmt::format("reserving {} bytes for {}: {}", length, offer.name, std::strerror(err));
-      ::close(fd);
-      ::shm_unlink(offer.name);
-      return m;
-    }
-    m = map_fd(fd, length);
-    ::close(fd);
-    if (!m.error.empty()) {
-      ::shm_unlink(offer.name);
-      return m;
-    }
-    auto* header = new (m.base) SegmentHeader;
-    header->magic = kSegmentMagic;
-    header->version = kSegmentVersion;
-    header->members = static_cast<uint32_t>(members);
-    header->slot_bytes = offer.slot_bytes;
-    // Control lines start zeroed (a fresh object reads as zeros): every
-    // member has entered call 0.
+  // O_EXCL: an object of this name that exists already is not ours (the
+  // name is new to this process), and is neither used nor removed.
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    m.error = fmt::format("shm_open {}: {}", name, std::strerror(errno));
     return m;
   }
-  m.error = "no free shared-memory name after 8 attempts";
+  // Reserved now, not on first touch: a full /dev/shm then fails here,
+  // with a message, instead of killing a rank with SIGBUS mid-call.
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length)); err != 0) {
+    m.error = fmt::format("reserving {} bytes for {}: {}", length, name, std::strerror(err));
+    ::close(fd);
+    return m;
+  }
+  m = map_fd(fd, length);
+  ::close(fd);
+  if (!m.error.empty()) return m;
+  auto* header = new (m.base) SegmentHeader;
+  header->magic = kSegmentMagic;
+  header->version = kSegmentVersion;
+  header->members = static_cast<uint32_t>(members);
+  header->slot_bytes = slot_bytes;
+  // Control lines start zeroed (a fresh object reads as zeros): every
+  // member has entered call 0.
   return m;
 }
 
-Mapped open_existing(const Offer& leader, int members) {
+Mapped open_existing(const Announcement& leader, int members) {
   const size_t length = segment_length(members, leader.slot_bytes);
   Mapped m;
   const int fd = ::shm_open(leader.name, O_RDWR, 0);
@@ -129,10 +163,6 @@ Mapped open_existing(const Offer& leader, int members) {
   return m;
 }
 
-}  // namespace
-
-namespace {
-
 template <class Record>
 std::vector<Record> exchange_records(const AttachContext& comm, const Record& mine,
                                      const std::string& what) {
@@ -142,6 +172,13 @@ std::vector<Record> exchange_records(const AttachContext& comm, const Record& mi
   return all;
 }
 
+// Whether every member's record says it succeeded.
+bool all_ok(const std::vector<int32_t>& oks) {
+  for (int32_t ok : oks)
+    if (ok == 0) return false;
+  return true;
+}
+
 }  // namespace
 
 std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
@@ -149,48 +186,57 @@ std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
   if (!same_host || comm.size < 2 || !shm_collectives.get()) return nullptr;
   const int members = comm.size;
   const bool leader = comm.rank == 0;
+  SegmentHold hold;
 
-  Offer mine;
-  mine.world_rank = comm.world_rank;
-  mine.slot_bytes = shm_slot_bytes.get();
-  Mapped mapped;
+  // 1. The name, before the object exists.
+  Announcement mine;
   if (leader) {
-    mapped = create(mine, members, comm.context);
-    mine.ok = mapped.error.empty() ? 1 : 0;
+    mine.slot_bytes = shm_slot_bytes.get();
+    const std::string name = job::segment_name(comm.context, segments_named.fetch_add(1));
+    // Longer than the record holds: sent cut short, refused below by all.
+    std::memcpy(mine.name, name.c_str(), std::min(name.size(), sizeof(mine.name) - 1));
   }
-  const std::vector<Offer> offers = exchange_records(comm, mine, "shared-memory segment (name)");
   // Bytes from another process: terminate the name and bound the size
   // before using either.
-  Offer from_leader = offers[0];
-  from_leader.name[sizeof(from_leader.name) - 1] = '\0';
-  const bool sane = from_leader.slot_bytes >= 4096 && from_leader.slot_bytes <= kMaxSlot;
-  if (from_leader.ok == 0) {
-    if (leader) fmt::print(stderr, "grove: shared-memory collectives off: {}\n", mapped.error);
+  Announcement announced = exchange_records(comm, mine, "shared-memory segment (name)")[0];
+  announced.name[sizeof(announced.name) - 1] = '\0';
+  const std::string name = announced.name;
+  const bool sane = segment_name_form(name) && name.size() < sizeof(announced.name) - 1 &&
+                    announced.slot_bytes >= 4096 && announced.slot_bytes <= kMaxSlot;
+  if (sane) hold.name = name;
+
+  // 2. Rank 0 makes the object.
+  if (leader && sane) hold.mapped = create(name, members, announced.slot_bytes);
+  if (leader && !sane) hold.mapped.error = fmt::format("bad segment name '{}'", name);
+  const int32_t made = leader && hold.mapped.error.empty() ? 1 : 0;
+  if (exchange_records(comm, made, "shared-memory segment (made)")[0] == 0) {
+    if (leader) {
+      fmt::print(stderr, "grove: shared-memory collectives off: {}\n", hold.mapped.error);
+    }
     return nullptr;
-  }
-  if (!leader && sane) mapped = open_existing(from_leader, members);
-  if (!leader && !sane) {
-    mapped.error = fmt::format("rank 0 announced slots of {} bytes", from_leader.slot_bytes);
   }
 
-  const int32_t ok = mapped.error.empty() ? 1 : 0;
-  const std::vector<int32_t> oks = exchange_records(comm, ok, "shared-memory segment (ok)");
-  if (leader) ::shm_unlink(from_leader.name);
-  for (int m = 0; m < members; ++m) {
-    if (oks[static_cast<size_t>(m)] != 0) continue;
-    if (!mapped.error.empty()) {
-      fmt::print(stderr, "grove: rank {}: shared-memory collectives off: {}\n", comm.rank,
-                 mapped.error);
+  // 3. The others map it.
+  if (!leader) {
+    if (sane) {
+      hold.mapped = open_existing(announced, members);
+    } else {
+      hold.mapped.error =
+          fmt::format("rank 0 announced '{}' with slots of {} bytes", name, announced.slot_bytes);
     }
-    if (mapped.base != nullptr) ::munmap(mapped.base, mapped.length);
+  }
+  const int32_t mapped = hold.mapped.error.empty() ? 1 : 0;
+  if (!all_ok(exchange_records(comm, mapped, "shared-memory segment (mapped)"))) {
+    if (mapped == 0) {
+      fmt::print(stderr, "grove: rank {}: shared-memory collectives off: {}\n", comm.rank,
+                 hold.mapped.error);
+    }
     return nullptr;
   }
-  std::vector<int> world_ranks;
-  world_ranks.reserve(offers.size());
-  for (const Offer& o : offers)
-    world_ranks.push_back(o.world_rank);
-  return std::make_shared<Group>(comm.rank, comm.size, *comm.transport, comm.departed, mapped.base,
-                                 mapped.length, from_leader.slot_bytes, std::move(world_ranks));
+  auto group = std::make_shared<Group>(comm.rank, comm.size, *comm.transport, comm.first_departed,
+                                       hold.mapped.base, hold.mapped.length, announced.slot_bytes);
+  hold.mapped.base = nullptr;  // the Group unmaps it
+  return group;
 }
 
 }  // namespace grove::shm

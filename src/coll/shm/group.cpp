@@ -14,7 +14,7 @@
 #include "coll/shm/collectives.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
-#include "sched/wait.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::shm {
 namespace {
@@ -24,24 +24,6 @@ const params::BytesParam shm_max_bytes{
     "blocking collectives on one host whose message (block) is at most this many bytes run "
     "through the communicator's shared-memory segment instead of messages (0: only barriers; "
     "shm_collectives=false: none)"};
-
-// Polls of a control line between two looks at the clock and the failure
-// notices: about a microsecond of spinning. On an oversubscribed host one
-// poll, then the core goes to another rank (see the wait policy).
-constexpr int kPollsPerRound = 64;
-// A sleeping wait wakes at least this often to progress the transport (the
-// non-blocking collectives of any communicator) and read failure notices.
-constexpr int64_t kMaxSleepUs = 1000;
-// While spinning on a core of its own, rounds between two progress calls on
-// the transport (a progress call costs about as much as a hundred polls);
-// rounds that yield or sleep progress every time (see wait_entered).
-constexpr unsigned kRoundsPerProgress = 16;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 constexpr uint64_t kCallBits = 24;
 constexpr uint64_t kSignatureBits = 40;
@@ -98,18 +80,17 @@ size_t segment_length(int members, size_t slot_bytes) {
   return control_bytes(members) + 2 * slot_bytes * static_cast<size_t>(members);
 }
 
-Group::Group(int rank, int size, Transport& transport, DepartedFn departed, void* base,
-             size_t length, size_t slot_bytes, std::vector<int> world_ranks)
+Group::Group(int rank, int size, Transport& transport, FirstDepartedFn first_departed, void* base,
+             size_t length, size_t slot_bytes)
     : transport_(transport),
-      departed_(std::move(departed)),
+      first_departed_(std::move(first_departed)),
       base_(base),
       length_(length),
       slot_bytes_(slot_bytes),
       rank_(rank),
       size_(size),
       lines_(reinterpret_cast<ControlLine*>(static_cast<std::byte*>(base) + sizeof(SegmentHeader))),
-      slots_(static_cast<std::byte*>(base) + control_bytes(size)),
-      world_ranks_(std::move(world_ranks)) {}
+      slots_(static_cast<std::byte*>(base) + control_bytes(size)) {}
 
 Group::~Group() {
   ::munmap(base_, length_);
@@ -184,58 +165,45 @@ void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
   line.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+// The one wait loop (sched/wait_loop.hpp) with the local-memory cadence:
+// the poll is a load of the member's control line, the sleep a futex wait
+// on it. The transport is progressed as the cadence says: non-blocking
+// calls and protocols in flight (of any communicator; a fence's rendezvous,
+// say) may need this rank's progress while it waits here, and their
+// messages do not end a futex sleep (docs/wait.md).
 void Group::wait_entered(int member, uint64_t call, const CallSignature& signature) {
-  using Clock = std::chrono::steady_clock;
+  struct Waiter : sched::WaiterBase {
+    Group& group;
+    int member;
+    uint64_t call;
+    const CallSignature& signature;
+    bool ready() const { return group.entered(member, call); }
+    void check() { group.check_departures(member, call, signature); }
+    bool progress() { return group.transport_.progress(); }
+    void sleep(std::chrono::microseconds max) { group.sleep_on(member, call, max.count()); }
+  };
   const sched::WaitOptions options = sched::wait_options_from_params();
-  const auto start = Clock::now();
-  const auto deadline = start + options.timeout;
-  const int polls = options.oversubscribed && options.yield_when_idle ? 1 : kPollsPerRound;
-  for (unsigned round = 1;; ++round) {
-    for (int i = 0; i < polls; ++i) {
-      if (entered(member, call)) return;
-      cpu_relax();
-    }
-    const auto now = Clock::now();
-    if (now >= deadline) {
-      throw Error(Errc::timeout,
-                  fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
-                              "waiting for rank {} to enter it (it entered call {})",
-                              rank_, signature.describe(), call, options.timeout.count(), member,
-                              lines_[member].entered.load()));
-    }
-    if (departed_ && departed_(world_ranks_[static_cast<size_t>(member)])) {
-      throw Error(Errc::peer_failed,
-                  fmt::format("rank {}: {} on shared memory (call {}): rank {} departed", rank_,
-                              signature.describe(), call, member));
-    }
-    const bool may_sleep =
-        options.policy == sched::WaitPolicy::block || options.policy == sched::WaitPolicy::lazy ||
-        (options.policy == sched::WaitPolicy::hybrid && now - start >= options.spin);
-    // The transport: non-blocking calls and protocols in flight (of any
-    // communicator; a fence's rendezvous, say) may need this rank's progress
-    // while it waits here, and their messages do not end a sleep on the
-    // futex. A round spent spinning on a core of its own looks every 16th
-    // time; a round that yields or sleeps looks every time, and yields
-    // instead of sleeping when progress found work. (Looking only every 16th
-    // sleep stalled 256 KiB fences at 4 ranks for 16 ms each, `grove bench
-    // --coll fence`.)
-    bool active = false;
-    if (polls == 1 || may_sleep || round % kRoundsPerProgress == 0) {
-      active = transport_.progress();
-      if (entered(member, call)) return;
-    }
-    if (!may_sleep || active) {
-      if (options.yield_when_idle || active) std::this_thread::yield();
-      continue;
-    }
-    const int64_t left_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count() + 1;
-    if (options.policy == sched::WaitPolicy::lazy) {
-      std::this_thread::sleep_for(std::min(options.sleep, std::chrono::microseconds(left_us)));
-    } else {
-      sleep_on(member, call, std::min(left_us, kMaxSleepUs));
-    }
-  }
+  Waiter waiter{{}, *this, member, call, signature};
+  if (sched::wait_loop(waiter, options, sched::local_memory_cadence(options))) return;
+  throw Error(Errc::timeout,
+              fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
+                          "waiting for rank {} to enter it (it entered call {})",
+                          rank_, signature.describe(), call, options.timeout.count(), member,
+                          lines_[member].entered.load()));
+}
+
+// Any member departed, not only the one waited for: a call that waits for a
+// live member which itself waits for a departed one would otherwise wait
+// out timeout_ms and blame the live one. The awaited member may have
+// entered just before (a member that finished the call and exited): then
+// the wait ends normally.
+void Group::check_departures(int member, uint64_t call, const CallSignature& signature) {
+  if (!first_departed_) return;
+  const int gone = first_departed_();
+  if (gone < 0 || entered(member, call)) return;
+  throw Error(Errc::peer_failed,
+              fmt::format("rank {}: {} on shared memory (call {}): rank {} departed", rank_,
+                          signature.describe(), call, gone));
 }
 
 }  // namespace grove::shm

@@ -70,14 +70,15 @@ size_t segment_length(int members, size_t slot_bytes);
 
 class Group {
  public:
-  // Whether a rank of the session has departed (failure notices read first).
-  using DepartedFn = std::function<bool(int world_rank)>;
+  // The lowest member of the communicator that departed, or -1 (failure
+  // notices read first, at most once per millisecond: called every round
+  // of a wait).
+  using FirstDepartedFn = std::function<int()>;
 
   // Takes over the mapping [base, base + length) laid out by segment_length.
-  // `world_ranks[m]` is member m's rank in the session (for failure notices);
   // `transport` is progressed while waiting (other calls in flight need it).
-  Group(int rank, int size, Transport& transport, DepartedFn departed, void* base, size_t length,
-        size_t slot_bytes, std::vector<int> world_ranks);
+  Group(int rank, int size, Transport& transport, FirstDepartedFn first_departed, void* base,
+        size_t length, size_t slot_bytes);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -103,8 +104,8 @@ class Group {
   // This member has entered `call` (its slot's data, if any, written).
   void publish(uint64_t call, const CallSignature& signature);
   // Waits until `member` has entered `call`; Errc::mismatch if it entered a
-  // different call, Errc::peer_failed if it departed, Errc::timeout after
-  // timeout_ms.
+  // different call, Errc::peer_failed naming the first member that departed
+  // (whichever member is waited for), Errc::timeout after timeout_ms.
   void await_member(int member, uint64_t call, const CallSignature& signature);
   // await_member for every other member.
   void await_all(uint64_t call, const CallSignature& signature);
@@ -115,11 +116,12 @@ class Group {
     return lines_[member].entered.load(std::memory_order_acquire) >= call;
   }
   void wait_entered(int member, uint64_t call, const CallSignature& signature);
+  void check_departures(int member, uint64_t call, const CallSignature& signature);
   void check_signature(int member, uint64_t call, const CallSignature& signature) const;
   void sleep_on(int member, uint64_t call, int64_t max_us);
 
   Transport& transport_;
-  DepartedFn departed_;
+  FirstDepartedFn first_departed_;
   void* base_;
   size_t length_;
   size_t slot_bytes_;
@@ -127,7 +129,6 @@ class Group {
   int size_;
   ControlLine* lines_;
   std::byte* slots_;
-  std::vector<int> world_ranks_;
   uint64_t calls_ = 0;
 };
 
@@ -136,9 +137,8 @@ struct AttachContext {
   int rank = 0;
   int size = 1;
   uint32_t context = 0;  // the communicator's context id (part of the segment's name)
-  int world_rank = 0;    // this rank in the session
   Transport* transport = nullptr;
-  Group::DepartedFn departed;
+  Group::FirstDepartedFn first_departed;
   // An allgather of one fixed-size record per member over the communicator:
   // `mine` from every member lands in `all` in rank order; `what` names it
   // in errors. Blocking.

@@ -250,6 +250,27 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
   fifo.tail = rid;
 }
 
+void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
+  check_peer(dst, src, "cancel of a receive from");
+  auto it = posted.find(Key{dst, src, tag});
+  if (it == posted.end()) return;  // matched (its completion is on its way) or never posted
+  Fifo& fifo = it->second;
+  uint32_t before = kNone;
+  for (uint32_t rid = fifo.head; rid != kNone; before = rid, rid = receives[rid].next) {
+    if (receives[rid].context != context) continue;
+    const uint32_t next = receives[rid].next;
+    if (before == kNone)
+      fifo.head = next;
+    else
+      receives[before].next = next;
+    if (fifo.tail == rid) fifo.tail = before;
+    if (fifo.head == kNone) posted.erase(it);
+    receives[rid].status = Status{false, Errc::cancelled, 0};
+    push(now, EventKind::recv_complete, rid);
+    return;
+  }
+}
+
 void SimWorld::Impl::set_handler(int rank, uint16_t id, AmHandler handler) {
   const uint64_t key = static_cast<uint64_t>(rank) << 16 | id;
   if (!handler) {
@@ -295,6 +316,9 @@ void SimTransport::send(int peer, Tag tag, const void* data, size_t length, Comp
 void SimTransport::recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
                         void* context) {
   world_->impl_->post_recv(rank_, peer, tag, data, capacity, done, context);
+}
+void SimTransport::cancel(int peer, Tag tag, void* context, CancelMode /*mode*/) {
+  world_->impl_->cancel_recv(rank_, peer, tag, context);
 }
 std::optional<Transport::Probe> SimTransport::probe(int peer, Tag tag, Tag mask) {
   return world_->impl_->probe(rank_, peer, tag, mask);

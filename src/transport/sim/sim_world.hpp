@@ -44,6 +44,10 @@ class SimTransport final : public Transport {
             void* context) override;
   void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
             void* context) override;
+  // A receive no message matched yet completes with Errc::cancelled at the
+  // current virtual time. A send's bytes were copied when it was posted:
+  // it completes when its time comes, as does a matched receive.
+  void cancel(int peer, Tag tag, void* context, CancelMode mode) override;
   std::optional<Probe> probe(int peer, Tag tag, Tag mask) override;
   void set_am_handler(uint16_t id, AmHandler handler) override;
   void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override;

@@ -127,6 +127,7 @@ struct SimWorld::Impl {
   void post_recv(int dst, int src, Tag tag, void* data, size_t capacity, CompletionFn done,
                  void* context);
   void post_am(int src, int dst, uint16_t id, std::span<const std::byte> payload);
+  void cancel_recv(int dst, int src, Tag tag, void* context);
   void set_handler(int rank, uint16_t id, AmHandler handler);
   std::optional<Transport::Probe> probe(int rank, int peer, Tag tag, Tag mask) const;
   // Matches message `mid` to receive `rid` at now; completes inline when

@@ -29,6 +29,9 @@ struct Op {
   size_t length = 0;  // send: bytes sent
   int peer = -1;
   OpKind kind = OpKind::send;
+  // recv: the caller cancelled it (Transport::cancel), so UCS_ERR_CANCELED
+  // means Errc::cancelled rather than a failed peer.
+  bool cancelled = false;
   // recv: membership in the peer's list of posted receives, so a peer failure
   // can cancel exactly the receives that name it.
   Op* prev = nullptr;

@@ -95,7 +95,11 @@ void UcxTransport::on_recv_done(void* request, ucs_status_t status, const ucp_ta
   UcxTransport* self = op->owner;
   self->unlink_recv(op);
   const size_t length = (info != nullptr && status == UCS_OK) ? info->length : 0;
-  self->defer(op->done, op->context, status_from_ucs(status, length));
+  if (status == UCS_ERR_CANCELED && op->cancelled) {
+    self->defer(op->done, op->context, Status{false, Errc::cancelled, 0});
+  } else {
+    self->defer(op->done, op->context, status_from_ucs(status, length));
+  }
   self->ops_->put(op);
 }
 
@@ -167,6 +171,32 @@ void UcxTransport::recv(int peer, Tag tag, void* data, size_t capacity, Completi
   ops_->put(op);
   const ucs_status_t status = UCS_PTR_STATUS(result);
   done(context, status_from_ucs(status, status == UCS_OK ? info.length : 0));
+}
+
+// A receive no message matched yet is stopped at once (ucp_request_cancel
+// runs on_recv_done, which only records the completion for progress()). A
+// matched one (a rendezvous under way) completes when its data is in; a
+// send cannot be stopped at all in UCX 1.13 (ucp_request_cancel handles tag
+// receives only): an eager one completes on its own, a rendezvous one when
+// its receiver takes it. For those the caller's last resort is fail_peer,
+// handled like a failure UCX reported: the peer's receives are cancelled
+// and its endpoint force-closed, which fails the sends queued on it.
+void UcxTransport::cancel(int peer, Tag /*tag*/, void* context, CancelMode mode) {
+  check_peer(peer, "cancel");
+  Peer& target = peers_[static_cast<size_t>(peer)];
+  if (mode == CancelMode::fail_peer) {
+    if (!target.failed) {
+      target.failed = true;
+      failures_pending_ = true;
+    }
+    return;
+  }
+  for (Op* op = target.recvs; op != nullptr; op = op->next) {
+    if (op->context != context) continue;
+    op->cancelled = true;
+    ucp_request_cancel(worker_.get(), op);
+    return;
+  }
 }
 
 std::optional<Transport::Probe> UcxTransport::probe(int peer, Tag tag, Tag mask) {

@@ -12,7 +12,8 @@
 //   their peer with an all-ones mask, so matching is by (source, tag) exactly
 //   and UCP's per-pair ordering gives the non-overtaking rule.
 // - Every posted receive is linked into its peer's list until its UCP
-//   callback runs; a peer failure cancels exactly that list.
+//   callback runs; a peer failure cancels exactly that list, and cancel()
+//   finds a receive there by its completion context.
 
 #include <ucp/api/ucp.h>
 
@@ -70,6 +71,7 @@ class UcxTransport final : public Transport {
             void* context) override;
   void recv(int peer, Tag tag, void* data, size_t capacity, CompletionFn done,
             void* context) override;
+  void cancel(int peer, Tag tag, void* context, CancelMode mode) override;
   std::optional<Probe> probe(int peer, Tag tag, Tag mask) override;
 
   void set_am_handler(uint16_t id, AmHandler handler) override;

@@ -158,6 +158,31 @@ TEST(SimSemantics, DepartedPeerFailsReceivesAndSends) {
   EXPECT_EQ(send.status.code, Errc::peer_failed);
 }
 
+// cancel(): a posted receive completes with Errc::cancelled at the current
+// virtual time (from the event loop, not inside cancel) and the message
+// sent later waits for the next receive.
+TEST(SimSemantics, CancelledReceiveCompletesAndIsNotMatched) {
+  SimWorld world(2, SimConfig{});
+  std::vector<std::byte> first(1, std::byte{0x55}), second(1);
+  Completion c{&world}, n{&world};
+  world.transport(1).recv(0, 3, first.data(), 1, &Completion::fn, &c);
+  world.transport(1).recv(0, 3, second.data(), 1, &Completion::fn, &n);
+  world.transport(1).cancel(0, 3, &c, CancelMode::request);
+  EXPECT_EQ(c.calls, 0);
+  world.run();
+  EXPECT_EQ(c.calls, 1);
+  EXPECT_EQ(c.status.code, Errc::cancelled);
+  EXPECT_EQ(c.at, 0);
+  const auto one = bytes_of({7});
+  world.transport(0).send(1, 3, one.data(), 1, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(n.calls, 1);
+  EXPECT_TRUE(n.status.ok);
+  EXPECT_EQ(second, one);
+  EXPECT_EQ(first[0], std::byte{0x55});
+  EXPECT_EQ(c.calls, 1);
+}
+
 TEST(SimSemantics, BadPeersAndConfigurationsAreErrors) {
   EXPECT_THROW(SimWorld(0, SimConfig{}), Error);
   SimConfig bad;

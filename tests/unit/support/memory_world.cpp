@@ -260,6 +260,45 @@ class MemoryTransport final : public Transport {
     }
   }
 
+  // A posted receive, or in rendezvous mode a send no receive took yet, is
+  // removed and completes with Errc::cancelled at this rank's next
+  // progress(). Anything else completes as it would have (an eager send's
+  // bytes were copied when it was posted).
+  void cancel(int peer, Tag tag, void* context, CancelMode /*mode*/) override {
+    world_.check_peer(peer, "cancel");
+    std::lock_guard lock(world_.mutex);
+    RankState& self = world_.ranks[rank_];
+    const Status cancelled{false, Errc::cancelled, 0};
+    if (auto it = self.posted.find({peer, tag}); it != self.posted.end()) {
+      auto& queue = it->second;
+      for (auto r = queue.begin(); r != queue.end(); ++r) {
+        if (r->context != context) continue;
+        self.completions.push_back(Completion{r->done, r->context, cancelled, false});
+        queue.erase(r);
+        if (queue.empty()) self.posted.erase(it);
+        self.wakeup.notify_all();
+        return;
+      }
+    }
+    RankState& target = world_.ranks[peer];
+    auto take_send = [&](std::deque<Message>& queue) {
+      for (auto m = queue.begin(); m != queue.end(); ++m) {
+        if (m->source != rank_ || m->tag != tag || m->send_done == nullptr ||
+            m->send_context != context)
+          continue;
+        self.completions.push_back(Completion{m->send_done, m->send_context, cancelled, true});
+        queue.erase(m);
+        self.wakeup.notify_all();
+        return true;
+      }
+      return false;
+    };
+    if (take_send(target.in_transit)) return;
+    if (auto it = target.unexpected.find({rank_, tag}); it != target.unexpected.end()) {
+      if (take_send(it->second) && it->second.empty()) target.unexpected.erase(it);
+    }
+  }
+
   std::optional<Probe> probe(int peer, Tag tag, Tag mask) override {
     std::lock_guard lock(world_.mutex);
     for (const auto& [key, queue] : world_.ranks[rank_].unexpected) {

@@ -112,6 +112,49 @@ TEST(MemoryWorld, DepartedPeerFailsReceives) {
   EXPECT_EQ(d.status.code, Errc::peer_failed);
 }
 
+// cancel(): the completion runs once, at the next progress, with
+// Errc::cancelled; the message sent later is matched by the next receive,
+// not written into the cancelled one's buffer.
+TEST(MemoryWorld, CancelledReceiveIsReportedAndLeftAlone) {
+  MemoryWorld world(2);
+  std::vector<std::byte> cancelled(3, std::byte{0x55}), next(3);
+  Done c, n;
+  world.transport(1).recv(0, 1, cancelled.data(), cancelled.size(), Done::fn, &c);
+  world.transport(1).cancel(0, 1, &c, CancelMode::request);
+  EXPECT_FALSE(c.called);  // never inside cancel()
+  world.run_until([&] { return c.called; }, 10);
+  EXPECT_EQ(c.status.code, Errc::cancelled);
+  const auto a = bytes("abc");
+  Done s;
+  world.transport(0).send(1, 1, a.data(), a.size(), Done::fn, &s);
+  world.transport(1).recv(0, 1, next.data(), next.size(), Done::fn, &n);
+  world.run_until([&] { return n.called && s.called; }, 10);
+  EXPECT_EQ(next, a);
+  EXPECT_EQ(cancelled, std::vector<std::byte>(3, std::byte{0x55}));
+  // Cancelling what already completed, or what was never posted, does nothing.
+  world.transport(1).cancel(0, 1, &n, CancelMode::request);
+  world.transport(1).cancel(0, 9, &n, CancelMode::fail_peer);
+  EXPECT_FALSE(world.progress_all());
+}
+
+TEST(MemoryWorld, CancelledRendezvousSendIsTakenBack) {
+  MemoryWorld world(2, {0, MemoryWorld::SendMode::rendezvous});
+  const auto a = bytes("xyz");
+  Done s, r;
+  world.transport(0).send(1, 4, a.data(), a.size(), Done::fn, &s);
+  world.progress_all();  // arrived, unmatched
+  world.transport(0).cancel(1, 4, &s, CancelMode::request);
+  world.run_until([&] { return s.called; }, 10);
+  EXPECT_EQ(s.status.code, Errc::cancelled);
+  std::vector<std::byte> got(3);
+  world.transport(1).recv(0, 4, got.data(), got.size(), Done::fn, &r);
+  world.progress_all();
+  EXPECT_FALSE(r.called);
+  EXPECT_TRUE(world.quiescent());
+  world.transport(1).cancel(0, 4, &r, CancelMode::request);
+  world.run_until([&] { return r.called; }, 10);
+}
+
 TEST(MemoryWorld, DepartedPeerDeliversWhatItSentFirst) {
   MemoryWorld world(2);
   const auto a = bytes("last words");
