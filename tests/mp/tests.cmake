@@ -344,3 +344,26 @@ add_test(NAME coll.colls.n6.hosts3
          COMMAND ${GROVE_TOOL} run -n 6 --hosts 3 --param wait_policy=block $<TARGET_FILE:mp_colls>)
 set_tests_properties(coll.colls.n6.hosts3 PROPERTIES TIMEOUT 600
                      PASS_REGULAR_EXPRESSION "colls ok: 6 ranks")
+
+# ---- point-to-point (api/p2p.cpp): exact bytes, order, wildcards, probe,
+# typed forms, beside collectives; named errors; a departed sender.
+foreach(n 1 2 3 5)
+  add_test(NAME p2p.basic.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_p2p>)
+  set_tests_properties(p2p.basic.n${n} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "p2p ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME p2p.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "truncated: truncated: rank 1: recv from 0 \\(tag 2, 10 B buffer\\): a message from rank 0 \\(tag 2\\) is longer than the 10-byte buffer"
+                 --match "bad rank: invalid argument: rank [0-9]: send: rank 3 is not in \\[0, 3\\)"
+                 --match "partial element: mismatch: .*6 B is not a whole number of 4-byte elements"
+                 --match "p2p errors ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_p2p> errors)
+add_test(NAME p2p.departed
+         COMMAND ${GROVE_EXPECT} 3 --match "departed: peer failed: rank 0: recv from 1 \\(tag 0, 8 B buffer\\): rank 1 departed"
+                 --match "p2p departed ok"
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    $<TARGET_FILE:mp_p2p> departed)
+set_tests_properties(p2p.errors p2p.departed PROPERTIES TIMEOUT 60)
+
