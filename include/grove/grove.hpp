@@ -6,3 +6,4 @@
 #include "grove/request.hpp"
 #include "grove/session.hpp"
 #include "grove/types.hpp"
+#include "grove/window.hpp"

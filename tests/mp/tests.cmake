@@ -367,3 +367,37 @@ add_test(NAME p2p.departed
                     $<TARGET_FILE:mp_p2p> departed)
 set_tests_properties(p2p.errors p2p.departed PROPERTIES TIMEOUT 60)
 
+# ---- typed windows (grove::Window<T>): every operation and type with exact
+# results under contention; bounds and type errors; disagreeing ranks; a
+# departed target named.
+foreach(n 1 2 3 4)
+  add_test(NAME rma.window.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_window>)
+  set_tests_properties(rma.window.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "window ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME rma.window.through_ucx
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+                 $<TARGET_FILE:mp_window>)
+set_tests_properties(rma.window.through_ucx PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "window ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME rma.window.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "put out of bounds: invalid argument: rank 0: window\\(int32 x 16\\) put to rank 1: elements \\[13, 17\\) \\(offset 52 B, length 16 B\\) are outside the window of 16 elements"
+                 --match "bitwise on float: invalid argument: .*bxor is not defined on float32"
+                 --match "closed: invalid argument: .*the window is closed"
+                 --match "window errors ok"
+                 -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_window> errors)
+add_test(NAME rma.window.mismatch
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: mismatch: rank 1: window\\(int32 x 17\\): rank 0 created window\\(int32 x 16\\)"
+                 --match "mismatch: mismatch: rank 0: window\\(int32 x 16\\): rank 1 created window\\(int32 x 17\\)"
+                 --match "window mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_window> mismatch)
+add_test(NAME rma.window.departed
+         COMMAND ${GROVE_EXPECT} 3 --match "window departed: peer failed: rank 0: window\\(int64 x 8\\) get to rank 1: rank 1 departed"
+                 --match "window departed ok"
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    $<TARGET_FILE:mp_window> departed)
+set_tests_properties(rma.window.errors rma.window.mismatch rma.window.departed PROPERTIES TIMEOUT 60)
+
