@@ -401,3 +401,34 @@ add_test(NAME rma.window.departed
                     $<TARGET_FILE:mp_window> departed)
 set_tests_properties(rma.window.errors rma.window.mismatch rma.window.departed PROPERTIES TIMEOUT 60)
 
+# ---- ring channels (grove::Ring): safe soak (everything, in order), large
+# messages on the chunked path, raw loss exact and the soak invariant
+# delivered + lost = sent; named errors.
+foreach(n 2 3 5 8)
+  add_test(NAME rma.ring.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_ring>)
+  set_tests_properties(rma.ring.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "ring ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME rma.ring.through_ucx
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+                 $<TARGET_FILE:mp_ring>)
+set_tests_properties(rma.ring.through_ucx PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME rma.ring.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "too long: invalid argument: rank 0: ring lane 0 -> 1 \\(safe, depth 2, capacity 64 B\\): a message of 65 B exceeds the lane's slot capacity of 64 B; nothing was sent"
+                 --match "no lane: invalid argument: rank 0: ring send to 2: no lane 0 -> 2"
+                 --match "short buffer: truncated: rank 1: ring lane 0 -> 1 .*message 1 has 40 B, the receive buffer 16 B; nothing was consumed"
+                 --match "ring errors ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_ring> errors)
+add_test(NAME rma.ring.mismatch
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: mismatch: rank 2: .*rank 0.*1 -> 2 \\(depth 8"
+                 --match "ring mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_ring> mismatch)
+add_test(NAME rma.ring.zero_depth
+         COMMAND ${GROVE_EXPECT} 0 --match "zero depth: invalid argument: rank 1: ring: lane 0 -> 1 \\(depth 0, capacity 64 B\\): depth 0 \\(a lane needs at least one slot\\); no ring was created"
+                 --match "ring zero ok"
+                 -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
+set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
