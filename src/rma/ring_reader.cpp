@@ -51,6 +51,9 @@ void RingEndpoint::State::send_credit(InLane& lane) {
     }
     return;
   }
+  if (lane.delivered == lane.acked_sent) return;
+  // A completed credit put that nobody progressed yet posts this one.
+  if (lane.ack_flight.busy > 0) group->transport().progress();
   if (lane.delivered == lane.acked_sent || lane.ack_flight.busy > 0) return;
   if (lane.ack_flight.failed || closed) return;  // a departed writer is reported elsewhere
   lane.ack_value = lane.delivered;

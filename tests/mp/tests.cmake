@@ -432,3 +432,10 @@ add_test(NAME rma.ring.zero_depth
                  --match "ring zero ok"
                  -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
 set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
+# `grove rma-bench` runs end to end with tiny settings (no timing is checked).
+add_test(NAME bench.rma_bench.tiny
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block ${GROVE_TOOL} rma-bench
+                 --sizes 64,8KiB --repeats 2 --pingpongs 3 --stream-bytes 32KiB --background)
+set_tests_properties(bench.rma_bench.tiny PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "raw +8192 delivered_pct"
+                     FAIL_REGULAR_EXPRESSION "FAILED;exited with code")

@@ -219,29 +219,33 @@ TEST_P(RingPaths, AllPairsRecvAny) {
   std::vector<std::byte> out(40);
   size_t received = 0;
   const size_t total = 6 * 41;
-  rig.world.run_until(
-      [&] {
-        for (int s = 0; s < 3; ++s) {
-          for (int d = 0; d < 3; ++d) {
-            uint64_t& k = next[static_cast<size_t>(s)][static_cast<size_t>(d)];
-            if (s == d || k > 41) continue;
-            if (rig.ends[static_cast<size_t>(s)]->try_send(d, message(s, k, k - 1))) ++k;
-          }
-        }
-        for (int d = 0; d < 3; ++d) {
-          while (auto got = rig.ends[static_cast<size_t>(d)]->try_recv_any(out)) {
-            uint64_t& k = seen[static_cast<size_t>(got->src)][static_cast<size_t>(d)];
-            EXPECT_EQ(got->bytes, k - 1);
-            EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(got->bytes),
-                                   message(got->src, k, k - 1).begin()))
-                << got->src << " -> " << d << " message " << k;
-            ++k;
-            ++received;
-          }
-        }
-        return received == total;
-      },
-      100000, "all pairs");
+  // The senders and readers make progress themselves (through a mapping
+  // nothing is in flight in the transport), so this is a bounded loop
+  // rather than run_until, whose stall check expects the transport to move.
+  auto round = [&] {
+    for (int s = 0; s < 3; ++s) {
+      for (int d = 0; d < 3; ++d) {
+        uint64_t& k = next[static_cast<size_t>(s)][static_cast<size_t>(d)];
+        if (s == d || k > 41) continue;
+        if (rig.ends[static_cast<size_t>(s)]->try_send(d, message(s, k, k - 1))) ++k;
+      }
+    }
+    for (int d = 0; d < 3; ++d) {
+      while (auto got = rig.ends[static_cast<size_t>(d)]->try_recv_any(out)) {
+        uint64_t& k = seen[static_cast<size_t>(got->src)][static_cast<size_t>(d)];
+        EXPECT_EQ(got->bytes, k - 1);
+        EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(got->bytes),
+                               message(got->src, k, k - 1).begin()))
+            << got->src << " -> " << d << " message " << k;
+        ++k;
+        ++received;
+      }
+    }
+    return received == total;
+  };
+  for (int k = 0; k < 100000 && !round(); ++k)
+    rig.world.progress_all();
+  ASSERT_EQ(received, total);
   for (int d = 0; d < 3; ++d) {
     for (const LaneCounters& c : rig.ends[static_cast<size_t>(d)]->counters()) {
       if (c.dst == d) {
