@@ -19,6 +19,7 @@
 #include "core/stats.hpp"
 #include "grove/grove.hpp"
 #include "suite/runner.hpp"
+#include "usage.hpp"
 
 namespace grove::tools {
 namespace {
@@ -203,30 +204,43 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
   }
 }
 
+// The command line, checked before the job starts (tools/usage.hpp).
+struct RmaBenchPlan {
+  std::vector<std::string> modes;
+  std::vector<size_t> sizes;
+  size_t stream_bytes = 0;
+};
+
+RmaBenchPlan interpret(const RmaBenchArgs& args) {
+  RmaBenchPlan plan;
+  for (size_t pos = 0; pos <= args.modes.size();) {
+    const size_t comma = std::min(args.modes.find(',', pos), args.modes.size());
+    const std::string mode = args.modes.substr(pos, comma - pos);
+    if (mode != "safe" && mode != "raw" && mode != "p2p") {
+      throw Error(Errc::usage, fmt::format("--modes: '{}' is not one of safe, raw, p2p", mode));
+    }
+    plan.modes.push_back(mode);
+    pos = comma + 1;
+  }
+  plan.sizes = bench::parse_sizes(args.sizes);
+  const std::vector<size_t> stream = bench::parse_sizes(args.stream_bytes);
+  if (stream.size() != 1) {
+    throw Error(Errc::usage, fmt::format("--stream-bytes '{}' is not one size", args.stream_bytes));
+  }
+  plan.stream_bytes = stream[0];
+  return plan;
+}
+
 int run_rma_bench(const RmaBenchArgs& args) {
+  const RmaBenchPlan plan = interpret_options([&] { return interpret(args); });
   Session session;
   Comm& world = session.world();
   if (world.size() < 2) {
     throw Error(Errc::usage, "grove rma-bench: run it under grove run -n 2 or more");
   }
-  std::vector<std::string> modes;
-  for (size_t pos = 0; pos < args.modes.size();) {
-    const size_t comma = std::min(args.modes.find(',', pos), args.modes.size());
-    const std::string mode = args.modes.substr(pos, comma - pos);
-    if (mode != "safe" && mode != "raw" && mode != "p2p") {
-      throw Error(Errc::usage,
-                  fmt::format("grove rma-bench: mode '{}' is not one of safe, raw, p2p", mode));
-    }
-    modes.push_back(mode);
-    pos = comma + 1;
-  }
-  const std::vector<size_t> sizes = bench::parse_sizes(args.sizes);
-  const std::vector<size_t> stream = bench::parse_sizes(args.stream_bytes);
-  if (stream.size() != 1) {
-    throw Error(Errc::usage, fmt::format("grove rma-bench: --stream-bytes '{}' is not one size",
-                                         args.stream_bytes));
-  }
-  const size_t stream_bytes = stream[0];
+  const std::vector<std::string>& modes = plan.modes;
+  const std::vector<size_t>& sizes = plan.sizes;
+  const size_t stream_bytes = plan.stream_bytes;
   size_t largest = 8;
   for (size_t s : sizes)
     largest = std::max(largest, s);

@@ -298,6 +298,8 @@ set(GROVE_BAD_COMMAND_LINES
   "sim_negative_alpha|alpha_us = -1 must be >= 0|sim bcast --alpha -1"
   "sim_missing_plogp_table|cannot be read|sim bcast --plogp /nonexistent/table"
   "model_check_unknown_coll|--coll 'nosuch': no closed form|model check --coll nosuch"
+  "rma_bench_bad_mode|--modes: 'fast' is not one of safe, raw, p2p|rma-bench --modes safe,fast"
+  "rma_bench_bad_stream|--stream-bytes '1,2' is not one size|rma-bench --stream-bytes 1,2"
   "model_check_zero_ranks|-n 0 is outside its range|model check -n 0"
   "model_radix_bad_segment|--segment: 'x' is not a byte count|model radix --segment x --no-sim"
   "model_radix_one_rank|-n 1: need 2..2\\^20|model radix -n 1"
