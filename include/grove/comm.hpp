@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -222,6 +223,53 @@ class Comm {
   std::vector<std::vector<std::byte>> fence(std::span<const std::byte> mine);
   FenceRequest ifence(std::span<const std::byte> mine);
 
+  // ---- Point-to-point (api/p2p.cpp): tagged messages between two ranks of
+  // this communicator, on the collectives' transport, wait policy and
+  // timeout. A tag is 0..max_tag; point-to-point tags never match a
+  // collective's messages. Messages from one rank with one tag arrive in the
+  // order they were sent. A receive or probe may name any_source and/or
+  // any_tag; such a receive is matched when it is first tested or waited on
+  // (an exact receive posted after it may match first). Sending to yourself
+  // works. Buffers of isend/irecv must stay valid until the Request
+  // completes; a large isend needs the sender to test or wait (progress)
+  // until the receiver has taken it.
+  static constexpr int any_source = -1;
+  static constexpr int any_tag = -1;
+  static constexpr int max_tag = (1 << 30) - 1;
+
+  // Blocking: returns once `data` may be reused.
+  void send(std::span<const std::byte> data, int dest, int tag);
+  Request isend(std::span<const std::byte> data, int dest, int tag);
+  // Blocking: returns what arrived. A message longer than `buffer` is
+  // grove::Error(truncated).
+  MessageInfo recv(std::span<std::byte> buffer, int source, int tag);
+  Request irecv(std::span<std::byte> buffer, int source, int tag);
+  // Waits for a matching message without receiving it; iprobe looks once.
+  MessageInfo probe(int source, int tag);
+  std::optional<MessageInfo> iprobe(int source, int tag);
+
+  // Typed forms; recv's MessageInfo::bytes is in bytes, and a message that is
+  // not a whole number of elements is grove::Error(mismatch).
+  template <class T>
+  void send(std::span<const std::type_identity_t<T>> data, int dest, int tag) {
+    send(std::as_bytes(data), dest, tag);
+  }
+  template <class T>
+  Request isend(std::span<const std::type_identity_t<T>> data, int dest, int tag) {
+    return isend(std::as_bytes(data), dest, tag);
+  }
+  template <class T>
+  requires(!std::is_same_v<T, std::byte>) MessageInfo
+      recv(std::span<T> buffer, int source, int tag) {
+    const MessageInfo info = recv(std::as_writable_bytes(buffer), source, tag);
+    check_whole_elements(info, sizeof(T));
+    return info;
+  }
+  template <class T>
+  requires(!std::is_same_v<T, std::byte>) Request irecv(std::span<T> buffer, int source, int tag) {
+    return irecv(std::as_writable_bytes(buffer), source, tag);
+  }
+
   // Communicators. split: the ranks that pass the same `color` (>= 0) form a
   // new communicator, ranked by (key, rank here); dup: the same ranks. Each
   // new communicator has its own context id, so its collectives never mix
@@ -235,6 +283,8 @@ class Comm {
   const std::shared_ptr<detail::CommState>& state_ptr() const { return state_; }
 
  private:
+  void check_whole_elements(const MessageInfo& info, size_t element) const;
+
   std::shared_ptr<detail::CommState> state_;
 };
 

@@ -32,6 +32,9 @@ struct SessionState {
   // communicators that share a rank never share a context id.
   uint32_t next_context = 1;
   double last_failure_poll = -1;  // transport time of the last notice poll
+  // Active-message ids with a handler that only wakes a blocked wait
+  // (rma::Group::register_wakeup), registered once on `transport`.
+  std::vector<uint16_t> wakeup_ids;
 
   // Reads pending failure notices (non-blocking) into `failures`, at most
   // once per millisecond of `now` (transport time; the caller's reading).

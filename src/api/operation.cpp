@@ -193,12 +193,22 @@ void Operation::wait() {
 
 namespace grove {
 
-Request::Request(std::shared_ptr<detail::Operation> operation) : operation_(std::move(operation)) {}
+Request::Request(std::shared_ptr<detail::Pending> operation) : operation_(std::move(operation)) {}
 bool Request::test() {
   return operation_ ? operation_->test() : true;
 }
 void Request::wait() {
   if (operation_) operation_->wait();
+}
+MessageInfo Request::message() const {
+  const std::optional<MessageInfo> info =
+      operation_ ? operation_->message() : std::optional<MessageInfo>{};
+  if (!info) {
+    throw Error(Errc::invalid_argument,
+                "Request::message(): not a completed receive (Comm::irecv, then wait or test "
+                "until it returns true)");
+  }
+  return *info;
 }
 
 Persistent::Persistent(std::shared_ptr<detail::Operation> operation)

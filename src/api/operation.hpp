@@ -16,11 +16,12 @@
 
 #include "api/call_plan.hpp"
 #include "api/comm_state.hpp"
+#include "api/pending.hpp"
 #include "sched/executor.hpp"
 
 namespace grove::detail {
 
-class Operation {
+class Operation final : public Pending {
  public:
   // `plan` holds the schedule, the wire stamp and the call's name for errors.
   Operation(std::shared_ptr<CommState> comm, std::shared_ptr<const CallPlan> plan,
@@ -31,14 +32,14 @@ class Operation {
   Operation(std::shared_ptr<CommState> comm, std::string what,
             std::shared_ptr<const sched::Schedule> schedule, sched::Buffers buffers, uint8_t stamp);
   // Cancels a call still in flight (see the invariant above).
-  ~Operation();
+  ~Operation() override;
 
   // Takes the communicator's next sequence number and posts the first steps.
   void start();
   // Advances communication once; true when complete. Throws on failure.
-  bool test();
+  bool test() override;
   // Blocks under the wait policy until complete; throws on failure/timeout.
-  void wait();
+  void wait() override;
   bool active() const { return execution_.has_value() && !completed_; }
   // The call's name in errors ("bcast(root 0, 4096 B, binomial)").
   std::string what() const { return plan_->name(buffers_); }

@@ -49,6 +49,14 @@ std::optional<Transport::Probe> RankView::probe(int peer, Tag tag, Tag mask) {
   return found;
 }
 
+std::unique_ptr<RmaTarget> RankView::rma_attach(int peer, std::span<const std::byte> key) {
+  return base_.rma_attach(base_rank(peer), key);
+}
+
+void RankView::rma_flush(int peer, CompletionFn done, void* context) {
+  base_.rma_flush(peer < 0 ? -1 : base_rank(peer), done, context);
+}
+
 void RankView::set_am_handler(uint16_t id, AmHandler) {
   throw Error(Errc::invalid_argument,
               fmt::format("active message {}: handlers are registered on the session's transport, "

@@ -36,10 +36,33 @@ class RankView final : public Transport {
   bool progress() override { return base_.progress(); }
   void block(int extra_fd, std::chrono::microseconds max) override { base_.block(extra_fd, max); }
   double now() const override { return base_.now(); }
+  // One-sided access: regions and targets belong to the base transport;
+  // attach and flush renumber the peer.
+  bool supports_rma() const override { return base_.supports_rma(); }
+  std::unique_ptr<RmaRegion> rma_allocate(size_t bytes) override {
+    return base_.rma_allocate(bytes);
+  }
+  std::unique_ptr<RmaTarget> rma_attach(int peer, std::span<const std::byte> key) override;
+  void rma_put(RmaTarget& target, size_t offset, const void* data, size_t length, CompletionFn done,
+               void* context) override {
+    base_.rma_put(target, offset, data, length, done, context);
+  }
+  void rma_get(RmaTarget& target, size_t offset, void* data, size_t length, CompletionFn done,
+               void* context) override {
+    base_.rma_get(target, offset, data, length, done, context);
+  }
+  void rma_atomic(RmaTarget& target, size_t offset, const RmaAtomic& atomic, CompletionFn done,
+                  void* context) override {
+    base_.rma_atomic(target, offset, atomic, done, context);
+  }
+  void rma_fence() override { base_.rma_fence(); }
+  void rma_flush(int peer, CompletionFn done, void* context) override;
+
+  // Rank `peer` of the view in the transport beneath; the transport beneath.
+  int base_rank(int peer) const;
+  Transport& base() const { return base_; }
 
  private:
-  int base_rank(int peer) const;
-
   Transport& base_;
   std::vector<int> members_;
   std::unordered_map<int, int> index_of_;  // base rank -> view rank

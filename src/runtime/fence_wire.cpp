@@ -117,6 +117,8 @@ std::string_view topology_name(tag::Topology topology) {
       return "release";
     case tag::Topology::none:
       return "none";
+    case tag::Topology::point_to_point:
+      return "point_to_point";
   }
   return "?";
 }

@@ -5,6 +5,7 @@
 // so a method added to Transport is forwarded in one place.
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +47,29 @@ class ForwardingTransport : public Transport {
   bool progress() override { return inner_.progress(); }
   void block(int extra_fd, std::chrono::microseconds max) override { inner_.block(extra_fd, max); }
   double now() const override { return inner_.now(); }
+  bool supports_rma() const override { return inner_.supports_rma(); }
+  std::unique_ptr<RmaRegion> rma_allocate(size_t bytes) override {
+    return inner_.rma_allocate(bytes);
+  }
+  std::unique_ptr<RmaTarget> rma_attach(int peer, std::span<const std::byte> key) override {
+    return inner_.rma_attach(peer, key);
+  }
+  void rma_put(RmaTarget& target, size_t offset, const void* data, size_t length, CompletionFn done,
+               void* context) override {
+    inner_.rma_put(target, offset, data, length, done, context);
+  }
+  void rma_get(RmaTarget& target, size_t offset, void* data, size_t length, CompletionFn done,
+               void* context) override {
+    inner_.rma_get(target, offset, data, length, done, context);
+  }
+  void rma_atomic(RmaTarget& target, size_t offset, const RmaAtomic& atomic, CompletionFn done,
+                  void* context) override {
+    inner_.rma_atomic(target, offset, atomic, done, context);
+  }
+  void rma_fence() override { inner_.rma_fence(); }
+  void rma_flush(int peer, CompletionFn done, void* context) override {
+    inner_.rma_flush(peer, done, context);
+  }
 
  protected:
   Transport& inner() { return inner_; }

@@ -318,6 +318,8 @@ set(GROVE_BAD_COMMAND_LINES
   "sim_negative_alpha|alpha_us = -1 must be >= 0|sim bcast --alpha -1"
   "sim_missing_plogp_table|cannot be read|sim bcast --plogp /nonexistent/table"
   "model_check_unknown_coll|--coll 'nosuch': no closed form|model check --coll nosuch"
+  "rma_bench_bad_mode|--modes: 'fast' is not one of safe, raw, p2p|rma-bench --modes safe,fast"
+  "rma_bench_bad_stream|--stream-bytes '1,2' is not one size|rma-bench --stream-bytes 1,2"
   "model_check_zero_ranks|-n 0 is outside its range|model check -n 0"
   "model_radix_bad_segment|--segment: 'x' is not a byte count|model radix --segment x --no-sim"
   "model_radix_one_rank|-n 1: need 2..2\\^20|model radix -n 1"
@@ -436,3 +438,97 @@ set_tests_properties(reliability.dup_killed.n3 PROPERTIES TIMEOUT 60
                      FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer")
 set_tests_properties(reliability.shm_leak.n4 PROPERTIES TIMEOUT 180
                      PASS_REGULAR_EXPRESSION "shm_leak ok")
+# ---- point-to-point (api/p2p.cpp): exact bytes, order, wildcards, probe,
+# typed forms, beside collectives; named errors; a departed sender.
+foreach(n 1 2 3 5)
+  add_test(NAME p2p.basic.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_p2p>)
+  set_tests_properties(p2p.basic.n${n} PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "p2p ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME p2p.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "truncated: truncated: rank 1: recv from 0 \\(tag 2, 10 B buffer\\): a message from rank 0 \\(tag 2\\) is longer than the 10-byte buffer"
+                 --match "bad rank: invalid argument: rank [0-9]: send: rank 3 is not in \\[0, 3\\)"
+                 --match "partial element: mismatch: .*6 B is not a whole number of 4-byte elements"
+                 --match "p2p errors ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_p2p> errors)
+add_test(NAME p2p.departed
+         COMMAND ${GROVE_EXPECT} 3 --match "departed: peer failed: rank 0: recv from 1 \\(tag 0, 8 B buffer\\): rank 1 departed"
+                 --match "p2p departed ok"
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    $<TARGET_FILE:mp_p2p> departed)
+set_tests_properties(p2p.errors p2p.departed PROPERTIES TIMEOUT 60)
+
+# ---- typed windows (grove::Window<T>): every operation and type with exact
+# results under contention; bounds and type errors; disagreeing ranks; a
+# departed target named.
+foreach(n 1 2 3 4)
+  add_test(NAME rma.window.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_window>)
+  set_tests_properties(rma.window.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "window ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME rma.window.through_ucx
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+                 $<TARGET_FILE:mp_window>)
+set_tests_properties(rma.window.through_ucx PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "window ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME rma.window.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "put out of bounds: invalid argument: rank 0: window\\(int32 x 16\\) put to rank 1: elements \\[13, 17\\) \\(offset 52 B, length 16 B\\) are outside the window of 16 elements"
+                 --match "bitwise on float: invalid argument: .*bxor is not defined on float32"
+                 --match "closed: invalid argument: .*the window is closed"
+                 --match "window errors ok"
+                 -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_window> errors)
+add_test(NAME rma.window.mismatch
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: mismatch: rank 1: window\\(int32 x 17\\): rank 0 created window\\(int32 x 16\\)"
+                 --match "mismatch: mismatch: rank 0: window\\(int32 x 16\\): rank 1 created window\\(int32 x 17\\)"
+                 --match "window mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_window> mismatch)
+add_test(NAME rma.window.departed
+         COMMAND ${GROVE_EXPECT} 3 --match "window departed: peer failed: rank 0: window\\(int64 x 8\\) get to rank 1: rank 1 departed"
+                 --match "window departed ok"
+                 -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                    $<TARGET_FILE:mp_window> departed)
+set_tests_properties(rma.window.errors rma.window.mismatch rma.window.departed PROPERTIES TIMEOUT 60)
+
+# ---- ring channels (grove::Ring): safe soak (everything, in order), large
+# messages on the chunked path, raw loss exact and the soak invariant
+# delivered + lost = sent; named errors.
+foreach(n 2 3 5 8)
+  add_test(NAME rma.ring.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block $<TARGET_FILE:mp_ring>)
+  set_tests_properties(rma.ring.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "ring ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME rma.ring.through_ucx
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+                 $<TARGET_FILE:mp_ring>)
+set_tests_properties(rma.ring.through_ucx PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME rma.ring.errors
+         COMMAND ${GROVE_EXPECT} 0 --match "too long: invalid argument: rank 0: ring lane 0 -> 1 \\(safe, depth 2, capacity 64 B\\): a message of 65 B exceeds the lane's slot capacity of 64 B; nothing was sent"
+                 --match "no lane: invalid argument: rank 0: ring send to 2: no lane 0 -> 2"
+                 --match "short buffer: truncated: rank 1: ring lane 0 -> 1 .*message 1 has 40 B, the receive buffer 16 B; nothing was consumed"
+                 --match "ring errors ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_ring> errors)
+add_test(NAME rma.ring.mismatch
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: mismatch: rank 2: .*rank 0.*1 -> 2 \\(depth 8"
+                 --match "ring mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_ring> mismatch)
+add_test(NAME rma.ring.zero_depth
+         COMMAND ${GROVE_EXPECT} 0 --match "zero depth: invalid argument: rank 1: ring: lane 0 -> 1 \\(depth 0, capacity 64 B\\): depth 0 \\(a lane needs at least one slot\\); no ring was created"
+                 --match "ring zero ok"
+                 -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
+set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
+# `grove rma-bench` runs end to end with tiny settings (no timing is checked).
+add_test(NAME bench.rma_bench.tiny
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block ${GROVE_TOOL} rma-bench
+                 --sizes 64,8KiB --repeats 2 --pingpongs 3 --stream-bytes 32KiB --background)
+set_tests_properties(bench.rma_bench.tiny PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "raw +8192 delivered_pct"
+                     FAIL_REGULAR_EXPRESSION "FAILED;exited with code")

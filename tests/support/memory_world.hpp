@@ -17,6 +17,10 @@
 // - cancel() removes a posted receive (or, in rendezvous mode, a send no
 //   receive took yet): it completes with Errc::cancelled at the next
 //   progress().
+// - one-sided access (RMA): regions are heap memory of this process; a put,
+//   get or atomic acts on the target's memory at the call and completes at
+//   the caller's next progress(), as does a flush. Targets are mapped()
+//   unless Options::rma_mapped is false, which makes callers use put/get.
 //
 // Messages sent to rank d "arrive" only when d calls progress(). With a
 // non-zero seed, arrivals are shuffled across different (source, tag)
@@ -61,6 +65,8 @@ class MemoryWorld {
     // false: a sizes-only world (like the simulator's): messages carry their
     // lengths but no bytes, data pointers are ignored, carries_payload() is false.
     bool carries_payload = true;
+    // Whether attached RMA targets expose their memory (Transport::RmaTarget::mapped).
+    bool rma_mapped = true;
   };
 
   // Per-rank counters, for tests of in-flight limits.
@@ -73,6 +79,7 @@ class MemoryWorld {
     size_t recvs_posted = 0;
     size_t bytes_sent = 0;
     size_t ams_sent = 0;
+    size_t rma_ops = 0;  // puts, gets and atomics issued
   };
 
   explicit MemoryWorld(int size);

@@ -20,13 +20,13 @@ namespace grove::ucx {
 class UcxTransport;
 struct AmBuffer;
 
-enum class OpKind : uint8_t { send, recv, am_send, am_recv, close };
+enum class OpKind : uint8_t { send, recv, am_send, am_recv, close, rma };
 
 struct Op {
   UcxTransport* owner = nullptr;
   CompletionFn done = nullptr;  // send/recv: the caller's completion
   void* context = nullptr;
-  size_t length = 0;  // send: bytes sent
+  size_t length = 0;  // send, rma: bytes moved
   int peer = -1;
   OpKind kind = OpKind::send;
   // recv: the caller cancelled it (Transport::cancel), so UCS_ERR_CANCELED
@@ -37,6 +37,12 @@ struct Op {
   Op* prev = nullptr;
   Op* next = nullptr;
   AmBuffer* buffer = nullptr;  // am_send / am_recv: the bytes in flight
+  // rma atomics: operand and new value (UCX reads them until completion),
+  // the caller's fetch word and the operation's width in bytes.
+  uint64_t rma_words[2] = {0, 0};
+  uint32_t rma_words32[2] = {0, 0};
+  uint64_t* rma_fetch = nullptr;
+  uint8_t rma_width = 0;
 };
 
 class OpPool {

@@ -117,7 +117,8 @@ void UcxTransport::create_context() {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-  params.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 |
+                    UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
   params.estimated_num_eps = static_cast<size_t>(size_);
   ucp_context_h context = nullptr;
   status = ucp_init(&params, config, &context);

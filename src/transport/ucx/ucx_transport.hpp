@@ -1,5 +1,5 @@
 #pragma once
-// The UCX (UCP) backend of Transport. One ucp_context (TAG | AM | RMA |
+// The UCX (UCP) backend of Transport. One ucp_context (TAG | AM | RMA | AMO |
 // WAKEUP) and one single-threaded worker per rank; worker addresses are
 // exchanged through the PeerExchange (the bootstrap) and an endpoint to every rank (itself
 // included) is created eagerly, in peer error-handling mode.

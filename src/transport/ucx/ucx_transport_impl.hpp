@@ -81,6 +81,19 @@ class UcxTransport final : public Transport {
   void block(int extra_fd, std::chrono::microseconds max) override;
   double now() const override;
 
+  // ucx_rma.cpp: one-sided access.
+  bool supports_rma() const override { return true; }
+  std::unique_ptr<RmaRegion> rma_allocate(size_t bytes) override;
+  std::unique_ptr<RmaTarget> rma_attach(int peer, std::span<const std::byte> key) override;
+  void rma_put(RmaTarget& target, size_t offset, const void* data, size_t length, CompletionFn done,
+               void* context) override;
+  void rma_get(RmaTarget& target, size_t offset, void* data, size_t length, CompletionFn done,
+               void* context) override;
+  void rma_atomic(RmaTarget& target, size_t offset, const RmaAtomic& atomic, CompletionFn done,
+                  void* context) override;
+  void rma_flush(int peer, CompletionFn done, void* context) override;
+  void rma_fence() override;
+
  private:
   struct Peer {
     UcxTransport* owner = nullptr;
@@ -122,6 +135,15 @@ class UcxTransport final : public Transport {
   void defer(CompletionFn done, void* context, const Status& status);
   bool run_completions();
   bool handle_failures();
+
+  // ucx_rma.cpp: one-sided access.
+  static void on_rma_done(void* request, ucs_status_t status, void* user_data);
+  static void on_rma_fetch_done(void* request, ucs_status_t status, void* user_data);
+  static void copy_fetched(Op* op);
+  // The endpoint of a target's peer, or null (after calling `done` with
+  // peer_failed) when that peer has failed.
+  ucp_ep_h rma_endpoint(int peer, CompletionFn done, void* context);
+  void finish_rma(ucs_status_ptr_t result, Op* op);
 
   // ucx_am.cpp: active messages.
   static ucs_status_t on_am(void* arg, const void* header, size_t header_length, void* data,

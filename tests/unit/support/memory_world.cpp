@@ -47,6 +47,38 @@ struct Completion {
   void* context = nullptr;
   Status status;
   bool is_send = false;
+  bool rma = false;  // not counted as a send or receive in flight
+};
+
+// Heap memory registered for RMA; its key is [u64 rank][u64 address][u64 size].
+class MemoryRegion final : public RmaRegion {
+ public:
+  MemoryRegion(int rank, size_t bytes) : storage_(std::max<size_t>(bytes, 8) / 8 + 1) {
+    data_ = reinterpret_cast<std::byte*>(storage_.data());
+    size_ = bytes;
+    const uint64_t key[3] = {static_cast<uint64_t>(rank), reinterpret_cast<uintptr_t>(data_),
+                             bytes};
+    key_.resize(sizeof(key));
+    std::memcpy(key_.data(), key, sizeof(key));
+  }
+
+ private:
+  std::vector<uint64_t> storage_;  // zeroed, 8-byte aligned
+};
+
+class MemoryTarget final : public RmaTarget {
+ public:
+  MemoryTarget(int peer, std::byte* memory, size_t size, bool mapped)
+      : peer_(peer), memory_(memory) {
+    size_ = size;
+    mapped_ = mapped ? memory : nullptr;
+  }
+  int peer() const { return peer_; }
+  std::byte* memory() const { return memory_; }
+
+ private:
+  int peer_;
+  std::byte* memory_;
 };
 
 struct ActiveMessage {
@@ -107,6 +139,7 @@ struct MemoryWorld::State {
   }
 
   static void account_completion(RankState& rs, const Completion& c) {
+    if (c.rma) return;
     if (c.is_send)
       --rs.stats.sends_in_flight;
     else
@@ -329,6 +362,66 @@ class MemoryTransport final : public Transport {
     target.wakeup.notify_all();
   }
 
+  bool supports_rma() const override { return true; }
+
+  std::unique_ptr<RmaRegion> rma_allocate(size_t bytes) override {
+    return std::make_unique<MemoryRegion>(rank_, bytes);
+  }
+
+  std::unique_ptr<RmaTarget> rma_attach(int peer, std::span<const std::byte> key) override {
+    world_.check_peer(peer, "rma_attach");
+    uint64_t fields[3];
+    if (key.size() != sizeof(fields)) {
+      throw Error(Errc::protocol, fmt::format("MemoryWorld rma_attach: rank {}'s key has {} bytes",
+                                              peer, key.size()));
+    }
+    std::memcpy(fields, key.data(), sizeof(fields));
+    if (fields[0] != static_cast<uint64_t>(peer)) {
+      throw Error(Errc::protocol, fmt::format("MemoryWorld rma_attach: the key of rank {} names "
+                                              "rank {}",
+                                              peer, fields[0]));
+    }
+    return std::make_unique<MemoryTarget>(peer, reinterpret_cast<std::byte*>(fields[1]), fields[2],
+                                          world_.options.rma_mapped);
+  }
+
+  void rma_put(RmaTarget& target, size_t offset, const void* data, size_t length, CompletionFn done,
+               void* context) override {
+    auto& t = checked(target, offset, length, "rma_put");
+    one_sided(t.peer(), done, context, length,
+              [&] { std::memcpy(t.memory() + offset, data, length); });
+  }
+
+  void rma_get(RmaTarget& target, size_t offset, void* data, size_t length, CompletionFn done,
+               void* context) override {
+    auto& t = checked(target, offset, length, "rma_get");
+    one_sided(t.peer(), done, context, length,
+              [&] { std::memcpy(data, t.memory() + offset, length); });
+  }
+
+  void rma_atomic(RmaTarget& target, size_t offset, const RmaAtomic& atomic, CompletionFn done,
+                  void* context) override {
+    auto& t = checked(target, offset, atomic.width, "rma_atomic");
+    if (!rma_atomic_offered(atomic) || offset % atomic.width != 0) {
+      throw Error(
+          Errc::invalid_argument,
+          fmt::format("MemoryWorld rma_atomic: width {} at offset {}", atomic.width, offset));
+    }
+    one_sided(t.peer(), done, context, atomic.width, [&] {
+      const uint64_t old = atomic.width == 4 ? apply<uint32_t>(t.memory() + offset, atomic)
+                                             : apply<uint64_t>(t.memory() + offset, atomic);
+      if (atomic.fetch != nullptr) *atomic.fetch = old;
+    });
+  }
+
+  void rma_flush(int peer, CompletionFn done, void* context) override {
+    if (peer >= 0) world_.check_peer(peer, "rma_flush");
+    one_sided(peer, done, context, 0, [] {});
+  }
+
+  // Operations act at the call, so they are performed in issue order.
+  void rma_fence() override {}
+
   bool progress() override { return world_.progress(rank_); }
 
   void block(int extra_fd, std::chrono::microseconds max) override {
@@ -349,6 +442,58 @@ class MemoryTransport final : public Transport {
   }
 
  private:
+  MemoryTarget& checked(RmaTarget& target, size_t offset, size_t length, const char* what) {
+    auto* t = dynamic_cast<MemoryTarget*>(&target);
+    if (t == nullptr)
+      throw Error(Errc::internal, fmt::format("MemoryWorld {}: foreign target", what));
+    if (offset > t->size() || length > t->size() - offset) {
+      throw Error(Errc::invalid_argument,
+                  fmt::format("MemoryWorld {}: bytes [{}, {}) outside rank {}'s {} B", what, offset,
+                              offset + length, t->peer(), t->size()));
+    }
+    return *t;
+  }
+
+  // Acts on the target's memory now (unless it departed) and queues the
+  // completion for this rank's next progress().
+  template <class Act>
+  void one_sided(int peer, CompletionFn done, void* context, size_t length, Act&& act) {
+    std::lock_guard lock(world_.mutex);
+    RankState& self = world_.ranks[rank_];
+    Completion completion{done, context, Status{true, Errc::internal, length}, false, true};
+    if (peer >= 0 && world_.ranks[peer].departed) {
+      completion.status = Status{false, Errc::peer_failed, 0};
+    } else {
+      if (length > 0) ++self.stats.rma_ops;
+      act();
+    }
+    self.completions.push_back(completion);
+    self.wakeup.notify_all();
+  }
+
+  template <class Word>
+  static uint64_t apply(std::byte* where, const RmaAtomic& atomic) {
+    Word* word = reinterpret_cast<Word*>(where);
+    const auto operand = static_cast<Word>(atomic.operand);
+    switch (atomic.op) {
+      case RmaAtomicOp::add:
+        return __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
+      case RmaAtomicOp::band:
+        return __atomic_fetch_and(word, operand, __ATOMIC_SEQ_CST);
+      case RmaAtomicOp::bor:
+        return __atomic_fetch_or(word, operand, __ATOMIC_SEQ_CST);
+      case RmaAtomicOp::bxor:
+        return __atomic_fetch_xor(word, operand, __ATOMIC_SEQ_CST);
+      case RmaAtomicOp::cswap: {
+        auto expected = static_cast<Word>(atomic.compare);
+        __atomic_compare_exchange_n(word, &expected, operand, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        return expected;
+      }
+    }
+    return 0;
+  }
+
   MemoryWorld::State& world_;
   int rank_;
 };

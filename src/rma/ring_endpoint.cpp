@@ -1,0 +1,385 @@
+// RingEndpoint: set-up, waiting and the public calls (the protocol:
+// rma/ring_endpoint.hpp; writing: ring_writer.cpp; reading: ring_reader.cpp).
+
+#include "rma/ring_endpoint.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/params.hpp"
+#include "rma/ring_state.hpp"
+#include "sched/wait.hpp"
+
+namespace grove::rma {
+namespace {
+
+const params::BytesParam ring_chunk_bytes{
+    "ring_chunk_bytes", 8192, 256, uint64_t{1} << 30,
+    "safe ring lanes: a message longer than this is written into its slot in chunks of this "
+    "size, each published at once, so the reader copies one chunk while the next is written"};
+
+// Polls of the ring's memory per wait round before the transport is
+// progressed (when this rank has a core of its own).
+constexpr int kPollsPerRound = 64;
+
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+std::string RingEndpoint::State::lane_name(const LaneSpec& spec) const {
+  return fmt::format("ring lane {} -> {} ({}, depth {}, capacity {} B)", spec.src, spec.dst,
+                     RingLayout::mode_name(layout.mode()), spec.depth, spec.capacity);
+}
+
+void RingEndpoint::State::check_usable(const char* call) const {
+  if (broken) throw *broken;
+  if (closed) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: ring {}: the ring is closed", rank(), call));
+  }
+}
+
+OutLane& RingEndpoint::State::out_lane(int dst, const char* call) {
+  check_usable(call);
+  if (dst < 0 || dst >= layout.size() || out_by_dst[static_cast<size_t>(dst)] < 0) {
+    std::string mine;
+    for (const OutLane& o : out)
+      mine += fmt::format("{}{}", mine.empty() ? "" : ", ", o.spec.dst);
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: ring {} to {}: no lane {} -> {} (this rank writes to: {})",
+                            rank(), call, dst, rank(), dst, mine.empty() ? "none" : mine));
+  }
+  return out[static_cast<size_t>(out_by_dst[static_cast<size_t>(dst)])];
+}
+
+InLane& RingEndpoint::State::in_lane(int src, const char* call) {
+  check_usable(call);
+  if (src < 0 || src >= layout.size() || in_by_src[static_cast<size_t>(src)] < 0) {
+    std::string mine;
+    for (const InLane& i : in)
+      mine += fmt::format("{}{}", mine.empty() ? "" : ", ", i.spec.src);
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: ring {} from {}: no lane {} -> {} (this rank reads from: {})",
+                            rank(), call, src, src, rank(), mine.empty() ? "none" : mine));
+  }
+  return in[static_cast<size_t>(in_by_src[static_cast<size_t>(src)])];
+}
+
+bool RingEndpoint::State::in_flight() const {
+  for (const OutLane& o : out) {
+    for (const Flight& f : o.flights) {
+      if (f.busy > 0) return true;
+    }
+  }
+  for (const InLane& i : in) {
+    if (i.ack_flight.busy > 0) return true;
+  }
+  return false;
+}
+
+void RingEndpoint::State::wake(int peer) {
+  group->transport().am_send(peer, kRingWakeup, {});
+}
+
+// Spins on the ring's memory, progressing the transport between rounds
+// (sched/wait.hpp's loop, under wait_policy and timeout_ms). Before the
+// loop may sleep (block and hybrid after its spin window), the sleeping
+// words are set and `ready` checked once more; see the header for why that
+// cannot miss a wake-up.
+void RingEndpoint::State::wait(const std::function<bool()>& ready,
+                               const std::vector<std::atomic<uint32_t>*>& flags,
+                               const std::vector<int>& peers, const std::string& what,
+                               const std::function<std::string()>& detail) {
+  using Clock = std::chrono::steady_clock;
+  const sched::WaitOptions options = sched::wait_options_from_params();
+  const int polls = options.oversubscribed ? 1 : kPollsPerRound;
+  const auto start = Clock::now();
+  bool flagged = false;
+  auto set_flags = [&](uint32_t value) {
+    for (std::atomic<uint32_t>* f : flags)
+      f->store(value, std::memory_order_seq_cst);
+    flagged = value != 0;
+  };
+  auto done = [&]() -> bool {
+    for (int i = 0; i < polls; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    for (int peer : peers) {
+      if (group->departed(peer)) {
+        throw Error(Errc::peer_failed,
+                    fmt::format("rank {}: {}: rank {} departed", rank(), what, peer));
+      }
+    }
+    if (!flagged) {
+      const bool may_sleep =
+          options.policy == sched::WaitPolicy::block ||
+          (options.policy == sched::WaitPolicy::hybrid && Clock::now() - start >= options.spin);
+      if (may_sleep) {
+        set_flags(1);
+        if (ready()) return true;
+      }
+    }
+    return false;
+  };
+  try {
+    sched::wait_until(group->transport(), group->notice_fd(), done, what, detail);
+  } catch (...) {
+    if (flagged) set_flags(0);
+    throw;
+  }
+  if (flagged) set_flags(0);
+}
+
+RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> lanes,
+                           RingMode mode) {
+  const int me = group->rank();
+  RingLayout layout(std::move(lanes), mode, group->size(), me);
+  state_ = std::make_shared<State>(group, std::move(layout));
+  State& s = *state_;
+  s.chunk_bytes = ring_chunk_bytes.get();
+  const auto& specs = s.layout.lanes();
+  std::vector<bool> attach(static_cast<size_t>(group->size()), false);
+  for (const LaneSpec& l : specs) {
+    if (l.src == me) attach[static_cast<size_t>(l.dst)] = true;
+    if (l.dst == me) attach[static_cast<size_t>(l.src)] = true;
+  }
+  const std::vector<std::byte> header = s.layout.encode();
+  const std::string what =
+      fmt::format("ring({}, {} lanes)", RingLayout::mode_name(mode), specs.size());
+  group->register_wakeup(kRingWakeup);
+  s.regions = exchange_regions(
+      *group, s.layout.region_bytes(me), header,
+      [&](const std::vector<std::span<const std::byte>>& headers) {
+        for (size_t m = 0; m < headers.size(); ++m)
+          s.layout.check_same(headers[m], static_cast<int>(m), me);
+      },
+      attach, what);
+
+  std::byte* base = s.regions.local->data();
+  s.out_by_dst.assign(static_cast<size_t>(group->size()), -1);
+  s.in_by_src.assign(static_cast<size_t>(group->size()), -1);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const LaneSpec& l = specs[i];
+    const int lane = static_cast<int>(i);
+    if (l.src == me) {
+      OutLane o;
+      o.lane = lane;
+      o.spec = l;
+      o.stride = slot_stride(l.capacity);
+      o.target = s.regions.targets[static_cast<size_t>(l.dst)].get();
+      o.inbox = s.layout.inbox_offset(lane);
+      if (o.target->mapped() != nullptr) o.mapped = o.target->mapped() + o.inbox;
+      o.credit = reinterpret_cast<CreditLine*>(base + s.layout.credit_offset(lane));
+      if (o.mapped == nullptr) {
+        o.staging.assign(l.depth * o.stride, std::byte{0});
+        o.flights = std::vector<Flight>(l.depth);
+      }
+      s.out_by_dst[static_cast<size_t>(l.dst)] = static_cast<int>(s.out.size());
+      s.out.push_back(std::move(o));
+    }
+    if (l.dst == me) {
+      InLane in;
+      in.lane = lane;
+      in.spec = l;
+      in.stride = slot_stride(l.capacity);
+      in.header = reinterpret_cast<LaneHeader*>(base + s.layout.inbox_offset(lane));
+      in.slots = base + s.layout.inbox_offset(lane) + sizeof(LaneHeader);
+      in.owner = &s;
+      in.credit_target = s.regions.targets[static_cast<size_t>(l.src)].get();
+      in.credit_offset = s.layout.credit_offset(lane);
+      if (in.credit_target->mapped() != nullptr) {
+        in.credit_mapped =
+            reinterpret_cast<CreditLine*>(in.credit_target->mapped() + in.credit_offset);
+      }
+      s.in_by_src[static_cast<size_t>(l.src)] = static_cast<int>(s.in.size());
+      s.in.push_back(std::move(in));
+    }
+  }
+}
+
+RingEndpoint::~RingEndpoint() {
+  if (!state_) return;
+  State& s = *state_;
+  if (!s.closed && s.in_flight()) {
+    try {
+      sched::wait_until(
+          s.group->transport(), s.group->notice_fd(), [&s] { return !s.in_flight(); },
+          "ring teardown");
+    } catch (const Error&) {
+    }
+  }
+  // A completion may still come for a put in flight: keep its Flight alive.
+  if (s.in_flight()) new std::shared_ptr<State>(state_);
+}
+
+const RingLayout& RingEndpoint::layout() const {
+  return state_->layout;
+}
+
+int RingEndpoint::rank() const {
+  return state_->rank();
+}
+
+std::byte* RingEndpoint::local_memory() {
+  return state_->regions.local ? state_->regions.local->data() : nullptr;
+}
+
+bool RingEndpoint::try_send(int dst, std::span<const std::byte> message) {
+  State& s = *state_;
+  return s.try_send(s.out_lane(dst, "send"), message);
+}
+
+void RingEndpoint::send(int dst, std::span<const std::byte> message) {
+  State& s = *state_;
+  OutLane& lane = s.out_lane(dst, "send");
+  if (s.try_send(lane, message)) return;
+  const auto begin = std::chrono::steady_clock::now();
+  bool sent = false;
+  auto record = [&] {
+    lane.wait_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  };
+  try {
+    s.wait([&] { return sent = s.try_send(lane, message); }, {&lane.credit->writer_sleeping}, {dst},
+           fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
+                       lane.sent + 1),
+           [&] {
+             return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
+                                lane.sent);
+           });
+  } catch (...) {
+    record();
+    throw;
+  }
+  record();
+}
+
+std::optional<size_t> RingEndpoint::try_recv(int src, std::span<std::byte> out) {
+  State& s = *state_;
+  InLane& lane = s.in_lane(src, "recv");
+  auto got = s.poll(lane, out, true);
+  if (!got) s.group->transport().progress();
+  return got;
+}
+
+size_t RingEndpoint::recv(int src, std::span<std::byte> out) {
+  State& s = *state_;
+  InLane& lane = s.in_lane(src, "recv");
+  if (auto got = s.poll(lane, out, true)) return *got;
+  std::optional<size_t> got;
+  s.wait([&] { return (got = s.poll(lane, out, true)).has_value(); },
+         {&lane.header->reader_sleeping}, {src},
+         fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
+                     lane.expected),
+         [&] {
+           return fmt::format("delivered {}, lost {}, corrupt {}", lane.delivered, lane.lost,
+                              lane.corrupt);
+         });
+  return *got;
+}
+
+std::optional<RingEndpoint::Received> RingEndpoint::try_recv_any(std::span<std::byte> out) {
+  State& s = *state_;
+  s.check_usable("recv_any");
+  const size_t n = s.in.size();
+  for (size_t k = 0; k < n; ++k) {
+    InLane& lane = s.in[(s.next_any + k) % n];
+    if (auto got = s.poll(lane, out, false)) {
+      s.next_any = (s.next_any + k + 1) % n;
+      return Received{lane.spec.src, *got};
+    }
+  }
+  s.group->transport().progress();
+  return std::nullopt;
+}
+
+RingEndpoint::Received RingEndpoint::recv_any(std::span<std::byte> out) {
+  State& s = *state_;
+  s.check_usable("recv_any");
+  if (s.in.empty()) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: ring recv_any: no lane leads to this rank", s.rank()));
+  }
+  std::optional<Received> got;
+  auto poll_all = [&]() -> bool {
+    const size_t n = s.in.size();
+    for (size_t k = 0; k < n; ++k) {
+      InLane& lane = s.in[(s.next_any + k) % n];
+      if (auto bytes = s.poll(lane, out, false)) {
+        s.next_any = (s.next_any + k + 1) % n;
+        got = Received{lane.spec.src, *bytes};
+        return true;
+      }
+    }
+    return false;
+  };
+  if (poll_all()) return *got;
+  std::vector<std::atomic<uint32_t>*> flags;
+  std::vector<int> sources;
+  for (InLane& lane : s.in) {
+    flags.push_back(&lane.header->reader_sleeping);
+    sources.push_back(lane.spec.src);
+  }
+  s.wait(poll_all, flags, sources, fmt::format("rank {}: ring recv_any", s.rank()), [&] {
+    std::string text;
+    for (const InLane& lane : s.in)
+      text += fmt::format("{}from {}: delivered {}", text.empty() ? "" : "; ", lane.spec.src,
+                          lane.delivered);
+    return text;
+  });
+  return *got;
+}
+
+std::vector<LaneCounters> RingEndpoint::counters() const {
+  const State& s = *state_;
+  std::vector<LaneCounters> out;
+  for (size_t i = 0; i < s.layout.lanes().size(); ++i) {
+    const LaneSpec& spec = s.layout.lanes()[i];
+    if (spec.src != s.rank() && spec.dst != s.rank()) continue;
+    LaneCounters c;
+    c.src = spec.src;
+    c.dst = spec.dst;
+    for (const OutLane& o : s.out) {
+      if (o.lane != static_cast<int>(i)) continue;
+      c.sent = o.sent;
+      c.waits = o.waits;
+      c.wait_seconds = o.wait_seconds;
+    }
+    for (const InLane& in : s.in) {
+      if (in.lane != static_cast<int>(i)) continue;
+      c.delivered = in.delivered;
+      c.lost = in.lost;
+      c.corrupt = in.corrupt;
+      c.max_lag = in.max_lag;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+void RingEndpoint::close() {
+  State& s = *state_;
+  if (s.closed) return;
+  // Credits owed through the transport, then every put in flight.
+  for (InLane& lane : s.in) {
+    if (s.layout.mode() == RingMode::safe && !s.broken) s.send_credit(lane);
+  }
+  if (s.in_flight()) {
+    sched::wait_until(
+        s.group->transport(), s.group->notice_fd(), [&s] { return !s.in_flight(); },
+        fmt::format("rank {}: ring close", s.rank()));
+  }
+  s.closed = true;
+  s.group->barrier("ring close");
+  s.regions.targets.clear();
+  s.regions.local.reset();
+}
+
+}  // namespace grove::rma

@@ -1,0 +1,153 @@
+#include "rma/ring_layout.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+
+namespace grove::rma {
+namespace {
+
+struct EncodedLane {
+  int32_t src;
+  int32_t dst;
+  uint32_t depth;
+  uint32_t pad;
+  uint64_t capacity;
+};
+
+struct EncodedHeader {
+  uint32_t mode;
+  uint32_t count;
+};
+
+std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode, bool* ok) {
+  std::vector<LaneSpec> lanes;
+  *ok = false;
+  EncodedHeader header{};
+  if (bytes.size() < sizeof(header)) return lanes;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (bytes.size() != sizeof(header) + header.count * sizeof(EncodedLane)) return lanes;
+  *mode = static_cast<RingMode>(header.mode);
+  for (uint32_t i = 0; i < header.count; ++i) {
+    EncodedLane e{};
+    std::memcpy(&e, bytes.data() + sizeof(header) + i * sizeof(EncodedLane), sizeof(e));
+    lanes.push_back({e.src, e.dst, e.depth, e.capacity});
+  }
+  *ok = true;
+  return lanes;
+}
+
+}  // namespace
+
+std::string_view RingLayout::mode_name(RingMode mode) {
+  return mode == RingMode::safe ? "safe" : "raw";
+}
+
+std::string RingLayout::describe(const LaneSpec& lane) {
+  return fmt::format("{} -> {} (depth {}, capacity {} B)", lane.src, lane.dst, lane.depth,
+                     lane.capacity);
+}
+
+RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank)
+    : mode_(mode), size_(size), lanes_(std::move(lanes)) {
+  if (mode != RingMode::safe && mode != RingMode::raw) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: ring: mode {} is neither safe nor raw", rank,
+                            static_cast<int>(mode)));
+  }
+  for (const LaneSpec& lane : lanes_) {
+    std::string cause;
+    if (lane.src < 0 || lane.src >= size || lane.dst < 0 || lane.dst >= size) {
+      cause = fmt::format("a rank outside [0, {})", size);
+    } else if (lane.src == lane.dst) {
+      cause = "a lane needs two different ranks";
+    } else if (lane.depth == 0) {
+      cause = "depth 0 (a lane needs at least one slot)";
+    } else if (lane.depth > kMaxDepth) {
+      cause = fmt::format("depth above {}", kMaxDepth);
+    } else if (lane.capacity > kMaxCapacity) {
+      cause = fmt::format("capacity above {} B", kMaxCapacity);
+    }
+    if (!cause.empty()) {
+      throw Error(Errc::invalid_argument,
+                  fmt::format("rank {}: ring: lane {}: {}; no ring was created", rank,
+                              describe(lane), cause));
+    }
+  }
+  std::sort(lanes_.begin(), lanes_.end(), [](const LaneSpec& a, const LaneSpec& b) {
+    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+  });
+  for (size_t i = 1; i < lanes_.size(); ++i) {
+    if (lanes_[i].src == lanes_[i - 1].src && lanes_[i].dst == lanes_[i - 1].dst) {
+      throw Error(Errc::invalid_argument,
+                  fmt::format("rank {}: ring: two lanes from {} to {} ({} and {}); one lane per "
+                              "pair of ranks, no ring was created",
+                              rank, lanes_[i].src, lanes_[i].dst, describe(lanes_[i - 1]),
+                              describe(lanes_[i])));
+    }
+  }
+  region_bytes_.assign(static_cast<size_t>(size), 0);
+  inbox_offset_.assign(lanes_.size(), 0);
+  credit_offset_.assign(lanes_.size(), 0);
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    size_t& end = region_bytes_[static_cast<size_t>(lanes_[i].dst)];
+    inbox_offset_[i] = end;
+    end += sizeof(LaneHeader) + lanes_[i].depth * slot_stride(lanes_[i].capacity);
+  }
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    size_t& end = region_bytes_[static_cast<size_t>(lanes_[i].src)];
+    credit_offset_[i] = end;
+    end += sizeof(CreditLine);
+  }
+}
+
+int RingLayout::find(int src, int dst) const {
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (lanes_[i].src == src && lanes_[i].dst == dst) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+size_t RingLayout::slot_offset(int lane, uint64_t seq) const {
+  const LaneSpec& l = lanes_[static_cast<size_t>(lane)];
+  return inbox_offset(lane) + sizeof(LaneHeader) + ((seq - 1) % l.depth) * slot_stride(l.capacity);
+}
+
+std::vector<std::byte> RingLayout::encode() const {
+  const EncodedHeader header{static_cast<uint32_t>(mode_), static_cast<uint32_t>(lanes_.size())};
+  std::vector<std::byte> out(sizeof(header) + lanes_.size() * sizeof(EncodedLane));
+  std::memcpy(out.data(), &header, sizeof(header));
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    const EncodedLane e{lanes_[i].src, lanes_[i].dst, lanes_[i].depth, 0, lanes_[i].capacity};
+    std::memcpy(out.data() + sizeof(header) + i * sizeof(e), &e, sizeof(e));
+  }
+  return out;
+}
+
+void RingLayout::check_same(std::span<const std::byte> other, int other_rank, int rank) const {
+  RingMode theirs_mode{};
+  bool ok = false;
+  const std::vector<LaneSpec> theirs = decode(other, &theirs_mode, &ok);
+  auto fail = [&](const std::string& difference) {
+    throw Error(Errc::mismatch,
+                fmt::format("rank {}: ring: rank {}'s lane list differs from rank {}'s: {}; every "
+                            "rank must pass the same lanes and mode, no ring was created",
+                            rank, other_rank, rank, difference));
+  };
+  if (!ok) fail(fmt::format("its description is malformed ({} bytes)", other.size()));
+  if (theirs_mode != mode_) {
+    fail(fmt::format("mode {} there, {} here", mode_name(theirs_mode), mode_name(mode_)));
+  }
+  for (size_t i = 0; i < std::max(theirs.size(), lanes_.size()); ++i) {
+    if (i >= theirs.size()) fail(fmt::format("lane {} missing there", describe(lanes_[i])));
+    if (i >= lanes_.size()) fail(fmt::format("lane {} missing here", describe(theirs[i])));
+    if (!(theirs[i] == lanes_[i])) {
+      fail(fmt::format("lane {} there, {} here", describe(theirs[i]), describe(lanes_[i])));
+    }
+  }
+}
+
+}  // namespace grove::rma

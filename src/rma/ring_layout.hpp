@@ -1,0 +1,124 @@
+#pragma once
+// Ring channels: where everything lives. A ring is a set of lanes (src,
+// dst, depth, capacity), each a single-writer circular buffer of `depth`
+// fixed-size slots in the destination's memory; every member computes the
+// same layout from the same lane list (docs/rma.md, "Ring channels").
+//
+// Region of member m, in this order:
+//   for each lane with dst == m, in lane order (its inbox):
+//     LaneHeader                         one cache line per writer/reader word
+//     depth slots of slot_stride bytes
+//   for each lane with src == m (its credits):
+//     CreditLine
+//
+// Slot (every field little-endian, the slot 64-byte aligned):
+//   [seq u64][len u64][crc32c u32][pad u32][payload, len bytes, padded to 8][guard u64 = ~seq]
+// seq 0 means empty; messages on a lane are numbered 1, 2, ...; message s
+// lives in slot (s - 1) mod depth. The guard follows the payload, so a slot
+// image is 32 + round8(len) bytes; capacity bounds len.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace grove::rma {
+
+enum class RingMode : uint8_t { safe = 0, raw = 1 };
+
+struct LaneSpec {
+  int src = 0;
+  int dst = 0;
+  uint32_t depth = 0;
+  uint64_t capacity = 0;  // the longest message, bytes
+  bool operator==(const LaneSpec&) const = default;
+};
+
+inline constexpr size_t kSlotHeader = 24;  // seq, len, crc32c, pad
+inline constexpr size_t kGuardBytes = 8;
+inline constexpr size_t kCacheLine = 64;
+inline constexpr uint32_t kMaxDepth = 1u << 20;
+inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 30;
+
+struct SlotHeader {
+  std::atomic<uint64_t> seq;
+  uint64_t len;
+  uint32_t crc;
+  uint32_t pad;
+};
+static_assert(sizeof(SlotHeader) == kSlotHeader);
+
+// Written by the writer, read by the reader: the progress of a message being
+// written in pieces, (seq mod 2^32) << 32 | payload bytes written so far.
+// Then one line written by the reader: 1 while it sleeps waiting for a slot.
+struct alignas(kCacheLine) LaneHeader {
+  std::atomic<uint64_t> progress;
+  char pad0[kCacheLine - 8];
+  std::atomic<uint32_t> reader_sleeping;
+  char pad1[kCacheLine - 4];
+};
+static_assert(sizeof(LaneHeader) == 2 * kCacheLine);
+
+// In the writer's memory: the reader's cumulative count of messages it
+// consumed (safe mode), then one line written by the writer: 1 while it
+// sleeps waiting for credits.
+struct alignas(kCacheLine) CreditLine {
+  std::atomic<uint64_t> acked;
+  char pad0[kCacheLine - 8];
+  std::atomic<uint32_t> writer_sleeping;
+  char pad1[kCacheLine - 4];
+};
+static_assert(sizeof(CreditLine) == 2 * kCacheLine);
+
+inline size_t round8(size_t n) {
+  return (n + 7) / 8 * 8;
+}
+inline size_t slot_stride(uint64_t capacity) {
+  return (kSlotHeader + round8(capacity) + kGuardBytes + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+// Bytes of the slot image of a message of `len` bytes.
+inline size_t image_bytes(size_t len) {
+  return kSlotHeader + round8(len) + kGuardBytes;
+}
+
+class RingLayout {
+ public:
+  // Validates and sorts `lanes` (by src, then dst) for a group of `size`
+  // members. Throws grove::Error(invalid_argument) naming `rank`, the lane
+  // and the cause: a rank outside the group, src == dst, a zero or too large
+  // depth, a capacity above kMaxCapacity, two lanes with one (src, dst).
+  RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank);
+
+  RingMode mode() const { return mode_; }
+  int size() const { return size_; }
+  const std::vector<LaneSpec>& lanes() const { return lanes_; }
+  // Index of the lane (src, dst), or -1.
+  int find(int src, int dst) const;
+
+  size_t region_bytes(int member) const { return region_bytes_[static_cast<size_t>(member)]; }
+  // In the destination's region: the lane's header, then its slots.
+  size_t inbox_offset(int lane) const { return inbox_offset_[static_cast<size_t>(lane)]; }
+  size_t slot_offset(int lane, uint64_t seq) const;
+  // In the source's region.
+  size_t credit_offset(int lane) const { return credit_offset_[static_cast<size_t>(lane)]; }
+
+  // The agreement header (mode and lanes, sorted), identical on every
+  // member that was given the same lanes and mode.
+  std::vector<std::byte> encode() const;
+  // Throws grove::Error(mismatch) naming `other_rank` and the first
+  // difference between `other` (its encode()) and this layout.
+  void check_same(std::span<const std::byte> other, int other_rank, int rank) const;
+
+  static std::string describe(const LaneSpec& lane);  // "0 -> 1 (depth 8, capacity 256 B)"
+  static std::string_view mode_name(RingMode mode);
+
+ private:
+  RingMode mode_;
+  int size_;
+  std::vector<LaneSpec> lanes_;
+  std::vector<size_t> region_bytes_, inbox_offset_, credit_offset_;
+};
+
+}  // namespace grove::rma

@@ -1,0 +1,120 @@
+#pragma once
+// RingEndpoint's state, shared by its writer (ring_writer.cpp), reader
+// (ring_reader.cpp) and set-up (ring_endpoint.cpp). Internal to src/rma.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rma/ring_endpoint.hpp"
+
+namespace grove::rma {
+
+// Transfers through the transport that have not completed: a put's
+// source must stay put until then. Addresses stay fixed (held in vectors
+// sized once), so completions point at them.
+struct Flight {
+  uint32_t busy = 0;
+  bool failed = false;
+  Errc code = Errc::internal;
+  static void done(void* context, const Status& status) {
+    auto* self = static_cast<Flight*>(context);
+    --self->busy;
+    if (!status.ok && !self->failed) {
+      self->failed = true;
+      self->code = status.code;
+    }
+  }
+};
+
+struct OutLane {
+  int lane = -1;
+  LaneSpec spec;
+  size_t stride = 0;
+  RmaTarget* target = nullptr;   // the reader's region
+  size_t inbox = 0;              // the lane's offset in it
+  std::byte* mapped = nullptr;   // the lane's inbox through a mapping, or null
+  CreditLine* credit = nullptr;  // in this rank's memory
+  uint64_t sent = 0;
+  uint64_t acked = 0;        // the credit word as last read
+  uint64_t blocked_seq = 0;  // the message whose send last found the lane full
+  uint64_t waits = 0;
+  double wait_seconds = 0;
+  // Without a mapping: one slot image per slot, and its puts in flight.
+  std::vector<std::byte> staging;
+  std::vector<Flight> flights;
+};
+
+struct InLane {
+  int lane = -1;
+  LaneSpec spec;
+  size_t stride = 0;
+  LaneHeader* header = nullptr;  // in this rank's memory
+  std::byte* slots = nullptr;
+  RmaTarget* credit_target = nullptr;  // the writer's region
+  size_t credit_offset = 0;
+  CreditLine* credit_mapped = nullptr;  // through a mapping, or null
+  uint64_t expected = 1;                // the next message to deliver
+  uint64_t delivered = 0, lost = 0, corrupt = 0, max_lag = 0;
+  uint64_t last_corrupt = 0;  // the last message counted corrupt
+  // A message read while it is being written (chunks): which, into where,
+  // how far, and the CRC so far.
+  uint64_t partial_seq = 0;
+  std::byte* partial_out = nullptr;
+  size_t partial_copied = 0;
+  uint32_t partial_crc = 0;
+  // Safe mode: credits sent (through the transport: one put in flight at
+  // most; its completion, ack_done, posts the next).
+  RingEndpoint::State* owner = nullptr;
+  uint64_t acked_sent = 0;
+  uint64_t ack_value = 0;
+  Flight ack_flight;
+};
+
+struct RingEndpoint::State {
+  std::shared_ptr<Group> group;
+  RingLayout layout;
+  RegionSet regions;
+  std::vector<OutLane> out;                // lanes this rank writes, in lane order
+  std::vector<InLane> in;                  // lanes this rank reads, in lane order
+  std::vector<int> out_by_dst, in_by_src;  // member -> index in out/in, or -1
+  size_t next_any = 0;                     // round-robin start of try_recv_any
+  size_t chunk_bytes = 0;                  // ring_chunk_bytes at creation
+  bool closed = false;
+  std::optional<Error> broken;  // a protocol error poisons the endpoint
+
+  State(std::shared_ptr<Group> g, RingLayout l) : group(std::move(g)), layout(std::move(l)) {}
+  int rank() const { return group->rank(); }
+  std::string lane_name(const LaneSpec& spec) const;  // "ring lane 0 -> 1 (safe, depth 8)"
+  void check_usable(const char* call) const;
+  OutLane& out_lane(int dst, const char* call);
+  InLane& in_lane(int src, const char* call);
+  bool in_flight() const;
+
+  // ring_writer.cpp
+  bool try_send(OutLane& lane, std::span<const std::byte> message);
+  void refresh_credits(OutLane& lane);
+  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
+  bool write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
+
+  // ring_reader.cpp. `partial`: a message being written may be copied
+  // before it is complete (recv from one lane, not recv_any).
+  std::optional<size_t> poll(InLane& lane, std::span<std::byte> out, bool partial);
+  void deliver(InLane& lane, uint64_t expected_before);
+  void send_credit(InLane& lane);
+  static void ack_done(void* context, const Status& status);
+  void count_corrupt(InLane& lane, uint64_t seq);
+  [[noreturn]] void lapped(InLane& lane, uint64_t found, size_t slot);
+
+  // ring_endpoint.cpp: waits under wait_policy while `ready` is false;
+  // `flags` are this rank's sleeping words the peers read; `peers` the
+  // members whose departure ends the wait with an error.
+  void wait(const std::function<bool()>& ready, const std::vector<std::atomic<uint32_t>*>& flags,
+            const std::vector<int>& peers, const std::string& what,
+            const std::function<std::string()>& detail);
+  void wake(int peer);
+};
+
+}  // namespace grove::rma

@@ -1,0 +1,341 @@
+// `grove rma-bench`: ring channels (safe, raw) against point-to-point
+// between ranks 0 and 1, run under `grove run -n N`: one-way latency
+// (ping-pong, half the round trip: mean and worst of a repeat) and goodput
+// (a stream of messages, delivered bytes over the time until the reader's
+// acknowledgement), per payload, quiet or with background traffic (ranks
+// 2 and up in pairs ping-pong 64 KiB point-to-point messages). Raw TSV
+// rows: mode, background, metric, payload, repeat, value; rank 0 prints the
+// median and its 95% bootstrap CI per cell (docs/rma.md).
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "core/stats.hpp"
+#include "grove/grove.hpp"
+#include "suite/runner.hpp"
+#include "usage.hpp"
+
+namespace grove::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct RmaBenchArgs {
+  std::string modes = "safe,raw,p2p";
+  std::string sizes = "64:256KiB:8";
+  std::string tsv;
+  int repeats = 11;
+  int pingpongs = 2000;                // per repeat (a quarter at 32 KiB and above)
+  std::string stream_bytes = "64MiB";  // per repeat, at most 20000 messages
+  uint32_t depth = 32;
+  bool background = false;
+};
+
+constexpr int kTagData = 1;
+constexpr int kTagAck = 2;
+constexpr int kTagStop = 3;
+constexpr int kTagNoise = 4;
+constexpr int kTagSync = 5;
+constexpr size_t kNoiseBytes = 64 * 1024;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One way of moving a message from rank 0 to rank 1 and back.
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual void send(int to, std::span<const std::byte> message) = 0;
+  virtual size_t recv(int from, std::span<std::byte> out) = 0;
+  // Raw ring only: messages the reader lost so far.
+  virtual uint64_t lost() const { return 0; }
+  virtual void close() {}
+};
+
+class P2pChannel final : public Channel {
+ public:
+  explicit P2pChannel(Comm& comm) : comm_(comm) {}
+  void send(int to, std::span<const std::byte> message) override {
+    comm_.send(message, to, kTagData);
+  }
+  size_t recv(int from, std::span<std::byte> out) override {
+    return comm_.recv(out, from, kTagData).bytes;
+  }
+
+ private:
+  Comm& comm_;
+};
+
+class RingChannel final : public Channel {
+ public:
+  RingChannel(Comm& comm, RingMode mode, uint32_t depth, size_t capacity)
+      : ring_(comm, {{0, 1, depth, capacity}, {1, 0, depth, capacity}}, mode) {}
+  void send(int to, std::span<const std::byte> message) override { ring_.send(to, message); }
+  size_t recv(int from, std::span<std::byte> out) override { return ring_.recv(from, out); }
+  uint64_t lost() const override {
+    uint64_t lost = 0;
+    for (const LaneStats& s : ring_.stats())
+      lost += s.lost;
+    return lost;
+  }
+  void close() override { ring_.close(); }
+
+ private:
+  Ring ring_;
+};
+
+struct Row {
+  std::string mode;
+  bool background;
+  std::string metric;
+  size_t payload;
+  int repeat;
+  double value;
+};
+
+// Ranks 2 and up: pairs ping-pong kNoiseBytes until rank 0 says stop.
+void background_traffic(Comm& comm) {
+  const int me = comm.rank();
+  const bool leader = me % 2 == 0;
+  const int partner = leader ? me + 1 : me - 1;
+  std::vector<std::byte> buffer(kNoiseBytes);
+  if (partner >= comm.size()) {  // an odd rank out only waits
+    comm.recv(std::span(buffer), 0, kTagStop);
+    return;
+  }
+  for (;;) {
+    if (leader) {
+      if (comm.iprobe(0, kTagStop)) {
+        comm.recv(std::span(buffer), 0, kTagStop);
+        comm.send(std::span<const std::byte>(buffer.data(), 0), partner, kTagStop);
+        return;
+      }
+      comm.send(std::span<const std::byte>(buffer), partner, kTagNoise);
+      comm.recv(std::span(buffer), partner, kTagNoise);
+    } else {
+      const MessageInfo got = comm.recv(std::span(buffer), partner, Comm::any_tag);
+      if (got.tag == kTagStop) return;
+      comm.send(std::span<const std::byte>(buffer), partner, kTagNoise);
+    }
+  }
+}
+
+// Ranks 0 and 1 meet (a barrier of two).
+void sync(Comm& comm) {
+  std::byte none[1];
+  const int other = 1 - comm.rank();
+  if (comm.rank() == 0) {
+    comm.send(std::span<const std::byte>(none, 0), other, kTagSync);
+    comm.recv(std::span(none), other, kTagSync);
+  } else {
+    comm.recv(std::span(none), other, kTagSync);
+    comm.send(std::span<const std::byte>(none, 0), other, kTagSync);
+  }
+}
+
+// Ranks 0 and 1: every measurement of one mode and payload.
+void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stream_bytes,
+             const std::string& mode, size_t payload, std::vector<Row>& rows) {
+  const int me = comm.rank();
+  std::vector<std::byte> out(std::max<size_t>(payload, 8)), in(std::max<size_t>(payload, 8));
+  for (size_t i = 0; i < payload; ++i)
+    out[i] = static_cast<std::byte>(i * 7 + 1);
+  const bool raw = mode == "raw";
+  const int pingpongs = std::max(1, payload >= 32 * 1024 ? args.pingpongs / 4 : args.pingpongs);
+  const uint64_t stream =
+      std::max<uint64_t>(1, std::min<uint64_t>(20000, stream_bytes / std::max<size_t>(payload, 1)));
+  std::byte ack[8] = {};
+  for (int repeat = 0; repeat < args.repeats; ++repeat) {
+    // One-way latency: half of each round trip. Raw mode loses nothing here
+    // (one message in flight per lane).
+    double total = 0, worst = 0;
+    for (int i = 0; i < pingpongs; ++i) {
+      if (me == 0) {
+        const auto start = Clock::now();
+        channel.send(1, std::span<const std::byte>(out.data(), payload));
+        channel.recv(1, in);
+        const double oneway = seconds_since(start) / 2;
+        total += oneway;
+        worst = std::max(worst, oneway);
+      } else {
+        const size_t got = channel.recv(0, in);
+        channel.send(0, std::span<const std::byte>(in.data(), got));
+      }
+    }
+    // Goodput: `stream` messages, numbered in their first 8 bytes (raw mode
+    // reads until it sees the last); the reader acknowledges the end.
+    sync(comm);
+    uint64_t delivered = 0;
+    if (me == 0) {
+      const auto start = Clock::now();
+      for (uint64_t s = 1; s <= stream; ++s) {
+        if (payload >= 8) std::memcpy(out.data(), &s, 8);
+        channel.send(1, std::span<const std::byte>(out.data(), payload));
+      }
+      comm.recv(std::span(ack), 1, kTagAck);
+      const double elapsed = seconds_since(start);
+      std::memcpy(&delivered, ack, 8);
+      rows.push_back(
+          {mode, args.background, "oneway_mean_us", payload, repeat, total / pingpongs * 1e6});
+      rows.push_back({mode, args.background, "oneway_worst_us", payload, repeat, worst * 1e6});
+      rows.push_back({mode, args.background, "goodput_MiBps", payload, repeat,
+                      static_cast<double>(delivered * payload) / elapsed / (1 << 20)});
+      rows.push_back({mode, args.background, "delivered_pct", payload, repeat,
+                      100.0 * static_cast<double>(delivered) / static_cast<double>(stream)});
+    } else {
+      for (;;) {
+        channel.recv(0, in);
+        ++delivered;
+        uint64_t seq = delivered;
+        if (raw && payload >= 8) std::memcpy(&seq, in.data(), 8);
+        if (seq >= stream) break;
+      }
+      std::memcpy(ack, &delivered, 8);
+      comm.send(std::span<const std::byte>(ack), 0, kTagAck);
+    }
+    sync(comm);
+  }
+}
+
+// The command line, checked before the job starts (tools/usage.hpp).
+struct RmaBenchPlan {
+  std::vector<std::string> modes;
+  std::vector<size_t> sizes;
+  size_t stream_bytes = 0;
+};
+
+RmaBenchPlan interpret(const RmaBenchArgs& args) {
+  RmaBenchPlan plan;
+  for (size_t pos = 0; pos <= args.modes.size();) {
+    const size_t comma = std::min(args.modes.find(',', pos), args.modes.size());
+    const std::string mode = args.modes.substr(pos, comma - pos);
+    if (mode != "safe" && mode != "raw" && mode != "p2p") {
+      throw Error(Errc::usage, fmt::format("--modes: '{}' is not one of safe, raw, p2p", mode));
+    }
+    plan.modes.push_back(mode);
+    pos = comma + 1;
+  }
+  plan.sizes = bench::parse_sizes(args.sizes);
+  const std::vector<size_t> stream = bench::parse_sizes(args.stream_bytes);
+  if (stream.size() != 1) {
+    throw Error(Errc::usage, fmt::format("--stream-bytes '{}' is not one size", args.stream_bytes));
+  }
+  plan.stream_bytes = stream[0];
+  return plan;
+}
+
+int run_rma_bench(const RmaBenchArgs& args) {
+  const RmaBenchPlan plan = interpret_options([&] { return interpret(args); });
+  Session session;
+  Comm& world = session.world();
+  if (world.size() < 2) {
+    throw Error(Errc::usage, "grove rma-bench: run it under grove run -n 2 or more");
+  }
+  const std::vector<std::string>& modes = plan.modes;
+  const std::vector<size_t>& sizes = plan.sizes;
+  const size_t stream_bytes = plan.stream_bytes;
+  size_t largest = 8;
+  for (size_t s : sizes)
+    largest = std::max(largest, s);
+  // Every rank creates the rings (collective); ranks 2 and up then make
+  // background traffic or wait.
+  std::vector<Row> rows;
+  for (const std::string& mode : modes) {
+    std::unique_ptr<Channel> channel;
+    if (mode == "p2p") {
+      channel = std::make_unique<P2pChannel>(world);
+    } else {
+      channel = std::make_unique<RingChannel>(
+          world, mode == "safe" ? RingMode::safe : RingMode::raw, args.depth, largest);
+    }
+    // The lanes live between ranks 0 and 1; the others only take part in
+    // creation and close.
+    if (world.rank() >= 2) {
+      if (args.background) {
+        for (size_t i = 0; i < sizes.size(); ++i)
+          background_traffic(world);
+      }
+    } else {
+      for (size_t payload : sizes) {
+        measure(world, *channel, args, stream_bytes, mode, payload, rows);
+        if (args.background && world.rank() == 0) {
+          std::byte none[1];
+          for (int r = 2; r < world.size(); r += 2)
+            world.send(std::span<const std::byte>(none, 0), r, kTagStop);
+        }
+      }
+    }
+    channel->close();
+    world.barrier();
+  }
+  if (world.rank() != 0) return 0;
+  if (!args.tsv.empty()) {
+    std::ofstream file(args.tsv);
+    if (!file) throw Error(Errc::usage, fmt::format("grove rma-bench: cannot write {}", args.tsv));
+    file << "mode\tbackground\tmetric\tpayload\trepeat\tvalue\n";
+    for (const Row& r : rows) {
+      file << fmt::format("{}\t{}\t{}\t{}\t{}\t{:.6g}\n", r.mode, r.background ? 1 : 0, r.metric,
+                          r.payload, r.repeat, r.value);
+    }
+  }
+  fmt::print("# grove rma-bench: {} ranks, {} repeats, depth {}, {}background\n", world.size(),
+             args.repeats, args.depth, args.background ? "" : "no ");
+  fmt::print("{:<6} {:>9} {:<16} {:>12} {:>26}\n", "mode", "payload", "metric", "median", "95% CI");
+  // Cells in the order first measured: (mode, payload, metric).
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<double>> values;
+  std::map<std::string, const Row*> first;
+  for (const Row& r : rows) {
+    const std::string key =
+        fmt::format("{}/{}/{}/{}", r.mode, r.background ? 1 : 0, r.payload, r.metric);
+    if (values.find(key) == values.end()) {
+      keys.push_back(key);
+      first[key] = &r;
+    }
+    values[key].push_back(r.value);
+  }
+  for (const std::string& key : keys) {
+    const Row& r = *first[key];
+    const stats::Summary s = stats::summarize(values[key], key);
+    fmt::print("{:<6} {:>9} {:<16} {:>12.4g} [{:.4g}, {:.4g}]\n", r.mode, r.payload, r.metric,
+               s.median, s.median_ci.lo, s.median_ci.hi);
+  }
+  return 0;
+}
+
+const RegisterCommand rma_bench_command{{
+    "rma-bench",
+    "Ring channels (safe, raw) vs point-to-point between ranks 0 and 1 (under grove run -n N)",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<RmaBenchArgs>();
+      sub.add_option("--modes", args->modes, "safe, raw, p2p (comma list)")->capture_default_str();
+      sub.add_option("--sizes", args->sizes, "Payloads: FROM:TO[:FACTOR] and/or a comma list")
+          ->capture_default_str();
+      sub.add_option("--repeats", args->repeats, "Repeats per cell")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000));
+      sub.add_option("--pingpongs", args->pingpongs, "Round trips per repeat")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 100000000));
+      sub.add_option("--stream-bytes", args->stream_bytes,
+                     "Bytes streamed per goodput repeat (at most 20000 messages)")
+          ->capture_default_str();
+      sub.add_option("--depth", args->depth, "Slots per ring lane")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 1 << 20));
+      sub.add_flag("--background", args->background,
+                   "Ranks 2 and up ping-pong 64 KiB point-to-point messages meanwhile");
+      sub.add_option("--tsv", args->tsv, "Write the raw rows to this TSV file");
+      return [args] { return run_rma_bench(*args); };
+    },
+}};
+
+}  // namespace
+}  // namespace grove::tools
