@@ -104,7 +104,11 @@ bool wait_loop(Waiter& waiter, const WaitOptions& options, const WaitCadence& ca
       active = false;
     }
     if (active) {
-      if (cadence.activity_restarts_spin) spin_from = now;
+      // The window restarts when the progress call ends, not when the round
+      // began: one call that moves a large message (a rendezvous copy) can
+      // outlast the whole window, and the next round would then sleep while
+      // the rest of the exchange is still under way.
+      if (cadence.activity_restarts_spin) spin_from = Clock::now();
       if (cadence.yield_after_activity) waiter.yield();
       continue;
     }
