@@ -42,8 +42,8 @@ docs: build
 	scripts/readme-algorithms.sh $(GROVE) --write
 
 # Sanitizer builds, each in its own directory (docs/reliability.md).
-# CTEST_ARGS narrows the run, e.g. CTEST_ARGS='-LE large' (what CI runs:
-# the unit tests and the multi-process tests at N <= 4).
+# CTEST_ARGS narrows the run, e.g. CTEST_ARGS='-LE large' (the unit tests
+# and the multi-process tests at N <= 4).
 ASAN_DIR ?= build-asan
 TSAN_DIR ?= build-tsan
 CTEST_ARGS ?=
@@ -57,8 +57,11 @@ $(ASAN_DIR)/build.ninja:
 $(TSAN_DIR)/build.ninja:
 	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGROVE_SANITIZE=thread
 
+# ASAN_TARGETS narrows the build (default: everything), e.g.
+# ASAN_TARGETS=grove_unit_tests with CTEST_ARGS='-L unit' (what CI runs).
+ASAN_TARGETS ?=
 test-asan: deps $(ASAN_DIR)/build.ninja
-	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cmake --build $(ASAN_DIR) -j $(JOBS) $(if $(ASAN_TARGETS),--target $(ASAN_TARGETS))
 	cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # libFuzzer targets (tests/fuzz/), built with clang in their own directory;
