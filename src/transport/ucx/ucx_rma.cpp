@@ -137,6 +137,10 @@ std::unique_ptr<RmaRegion> UcxTransport::rma_allocate(size_t bytes) {
   status = ucp_mem_query(memh, &attr);
   void* packed = nullptr;
   size_t packed_size = 0;
+  // Regions start on a 64-byte boundary (UCX allocates whole pages): rings
+  // place alignas(64) credit lines in them.
+  if (status == UCS_OK && reinterpret_cast<uintptr_t>(attr.address) % 64 != 0)
+    status = UCS_ERR_INVALID_ADDR;
   if (status == UCS_OK) status = ucp_rkey_pack(context_.get(), memh, &packed, &packed_size);
   if (status != UCS_OK) {
     ucp_mem_unmap(context_.get(), memh);

@@ -53,8 +53,12 @@ struct Completion {
 // Heap memory registered for RMA; its key is [u64 rank][u64 address][u64 size].
 class MemoryRegion final : public RmaRegion {
  public:
-  MemoryRegion(int rank, size_t bytes) : storage_(std::max<size_t>(bytes, 8) / 8 + 1) {
-    data_ = reinterpret_cast<std::byte*>(storage_.data());
+  MemoryRegion(int rank, size_t bytes)
+      : storage_((std::max<size_t>(bytes, 8) + kAlignment) / 8 + 1) {
+    // Cache-line aligned, as UCX regions are (a ring's credit lines are
+    // alignas(64) objects placed in it).
+    const auto address = reinterpret_cast<uintptr_t>(storage_.data());
+    data_ = reinterpret_cast<std::byte*>((address + kAlignment - 1) / kAlignment * kAlignment);
     size_ = bytes;
     const uint64_t key[3] = {static_cast<uint64_t>(rank), reinterpret_cast<uintptr_t>(data_),
                              bytes};
@@ -63,7 +67,8 @@ class MemoryRegion final : public RmaRegion {
   }
 
  private:
-  std::vector<uint64_t> storage_;  // zeroed, 8-byte aligned
+  static constexpr uintptr_t kAlignment = 64;
+  std::vector<uint64_t> storage_;  // zeroed; data_ is its first 64-byte boundary
 };
 
 class MemoryTarget final : public RmaTarget {
