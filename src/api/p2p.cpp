@@ -8,6 +8,7 @@
 #include "api/comm_state.hpp"
 #include "api/pending.hpp"
 #include "grove/comm.hpp"
+#include "sched/executor.hpp"
 #include "sched/wait.hpp"
 
 namespace grove {
@@ -29,13 +30,53 @@ std::string describe_source(int source) {
 
 }  // namespace
 
-class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
+// A receive's completion may come after its operation is gone (a receive
+// the transport could not stop): the transport's context is this record,
+// which then frees itself.
+struct P2pCompletion {
+  bool done = false;
+  bool orphaned = false;
+  Status status;
+
+  static void on_done(void* context, const Status& status) {
+    auto* self = static_cast<P2pCompletion*>(context);
+    if (self->orphaned) {
+      delete self;
+      return;
+    }
+    self->done = true;
+    self->status = status;
+  }
+};
+
+// Invariant: when a receive's wait() throws or its last handle is dropped,
+// the receive was cancelled and the transport reported it (or, failing
+// that, the peer's connection was failed), so nothing is written into the
+// caller's buffer afterwards. A send's buffer is only read: a dropped or
+// timed-out send is left to complete (UCX cannot stop a send), as an
+// MPI_Request_free'd send would be.
+class P2pOp final : public Pending {
  public:
   enum class Kind { send, recv };
 
   P2pOp(std::shared_ptr<CommState> comm, Kind kind, int peer, int tag, std::byte* data,
         size_t length)
       : comm_(std::move(comm)), kind_(kind), peer_(peer), tag_(tag), data_(data), length_(length) {}
+
+  ~P2pOp() override {
+    if (posted_ && !completion_->done && kind_ == Kind::recv) {
+      try {
+        (void)abandon(
+            Error(Errc::cancelled, fmt::format("{}: dropped before it completed", what())));
+      } catch (const std::exception&) {
+        // Progress failed while cancelling: the completion record stays.
+      }
+    }
+    if (posted_ && !completion_->done) {
+      completion_->orphaned = true;  // frees itself when the transport reports
+      completion_.release();
+    }
+  }
 
   void start() {
     if (kind_ == Kind::send) {
@@ -51,7 +92,7 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
     if (finished_) return true;
     comm_->transport->progress();
     if (!posted_) try_match();
-    if (!done_) {
+    if (!done()) {
       comm_->session->poll_failures();
       return false;
     }
@@ -61,27 +102,34 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
 
   void wait() override {
     if (finished_) return;
-    if (!done_) {
+    if (!done()) {
       const int notice_fd = comm_->session->bootstrap->notice_fd();
-      sched::wait_until_described(
-          *comm_->transport, notice_fd,
-          [this] {
-            if (!posted_) try_match();
-            if (done_) return true;
-            comm_->session->poll_failures(comm_->transport->now());
-            return false;
-          },
-          [this] { return what(); });
+      try {
+        sched::wait_until_described(
+            *comm_->transport, notice_fd,
+            [this] {
+              if (!posted_) try_match();
+              if (done()) return true;
+              comm_->session->poll_failures(comm_->transport->now());
+              return false;
+            },
+            [this] { return what(); });
+      } catch (const Error& e) {
+        finished_ = true;
+        throw abandon(e);
+      }
     }
     finish();
   }
 
   std::optional<MessageInfo> message() const override {
-    if (kind_ != Kind::recv || !finished_ || !status_.ok) return std::nullopt;
+    if (kind_ != Kind::recv || !finished_ || !completion_->status.ok) return std::nullopt;
     return info_;
   }
 
  private:
+  bool done() const { return completion_->done; }
+
   std::string what() const {
     return kind_ == Kind::send
                ? fmt::format("rank {}: send to {} ({}, {} B)", comm_->rank(), peer_,
@@ -94,14 +142,13 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
     posted_ = true;
     info_.source = peer;
     info_.tag = tag;
-    const Tag wire = tag::make_p2p(comm_->context, static_cast<uint32_t>(tag));
-    // The transport holds this operation until it completes, whoever else
-    // lets go of it.
-    self_ = shared_from_this();
+    wire_ = tag::make_p2p(comm_->context, static_cast<uint32_t>(tag));
     if (kind_ == Kind::send) {
-      comm_->transport->send(peer, wire, data_, length_, &P2pOp::on_done, this);
+      comm_->transport->send(peer, wire_, data_, length_, &P2pCompletion::on_done,
+                             completion_.get());
     } else {
-      comm_->transport->recv(peer, wire, data_, length_, &P2pOp::on_done, this);
+      comm_->transport->recv(peer, wire_, data_, length_, &P2pCompletion::on_done,
+                             completion_.get());
     }
   }
 
@@ -112,20 +159,28 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
     if (found) post(found->source, static_cast<int>(tag::user_tag(found->tag)));
   }
 
-  static void on_done(void* context, const Status& status) {
-    auto* self = static_cast<P2pOp*>(context);
-    self->done_ = true;
-    self->status_ = status;
-    self->info_.bytes = status.length;
-    // Last: may destroy the operation when nobody else holds it.
-    std::shared_ptr<P2pOp> release = std::move(self->self_);
+  // Stops a posted receive as Execution::abort stops a schedule's: cancel,
+  // wait for the report, then fail the peer's connection as the last resort.
+  Error abandon(const Error& cause) {
+    if (kind_ != Kind::recv || !posted_ || done()) return cause;
+    Transport& transport = *comm_->transport;
+    const auto reported = [this] { return done(); };
+    transport.cancel(info_.source, wire_, completion_.get(), CancelMode::request);
+    if (sched::await_cancelled(transport, reported)) return cause;
+    transport.cancel(info_.source, wire_, completion_.get(), CancelMode::fail_peer);
+    if (sched::await_cancelled(transport, reported)) return cause;
+    return Error(cause.code(), fmt::format("{} (the receive could not be cancelled: its buffer "
+                                           "stays in use until the transport completes it)",
+                                           cause.what()));
   }
 
   void finish() {
     finished_ = true;
-    if (status_.ok) return;
+    const Status& status = completion_->status;
+    info_.bytes = status.length;
+    if (status.ok) return;
     std::string cause;
-    switch (status_.code) {
+    switch (status.code) {
       case Errc::truncated:
         cause = fmt::format("a message from rank {} ({}) is longer than the {}-byte buffer",
                             info_.source, describe_tag(info_.tag), length_);
@@ -134,10 +189,10 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
         cause = fmt::format("rank {} departed", info_.source);
         break;
       default:
-        cause = fmt::format("the transport reported {}", errc_name(status_.code));
+        cause = fmt::format("the transport reported {}", errc_name(status.code));
         break;
     }
-    throw Error(status_.code, fmt::format("{}: {}", what(), cause));
+    throw Error(status.code, fmt::format("{}: {}", what(), cause));
   }
 
   std::shared_ptr<CommState> comm_;
@@ -147,11 +202,10 @@ class P2pOp final : public Pending, public std::enable_shared_from_this<P2pOp> {
   std::byte* data_;
   size_t length_;
   bool posted_ = false;
-  bool done_ = false;
   bool finished_ = false;
-  Status status_;
+  Tag wire_ = 0;
   MessageInfo info_;
-  std::shared_ptr<P2pOp> self_;
+  std::unique_ptr<P2pCompletion> completion_ = std::make_unique<P2pCompletion>();
 };
 
 namespace {

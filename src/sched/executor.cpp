@@ -515,20 +515,8 @@ struct Execution::State {
     }
   }
 
-  // Progresses the transport until it reported every message in flight or
-  // cancel_wait_ms passed; true when none is left.
   bool await_reports() {
-    struct Waiter : WaiterBase {
-      State& state;
-      bool ready() const { return state.in_flight() == 0; }
-      void check() {}
-      bool progress() { return state.transport->progress(); }
-      void sleep(std::chrono::microseconds max) { state.transport->block(-1, max); }
-    };
-    WaitOptions options = wait_options_from_params();
-    options.timeout = std::chrono::milliseconds(cancel_wait_ms.get());
-    Waiter waiter{{}, *this};
-    return waiter.ready() || wait_loop(waiter, options, transport_cadence(options));
+    return await_cancelled(*transport, [this] { return in_flight() == 0; });
   }
 
   size_t abort(FunctionRef<bool(int)> departed) {
@@ -556,6 +544,21 @@ struct Execution::State {
     pumping = false;
   }
 };
+
+bool await_cancelled(Transport& transport, FunctionRef<bool()> all_reported) {
+  struct Waiter : WaiterBase {
+    Transport& transport;
+    FunctionRef<bool()> all_reported;
+    bool ready() const { return all_reported(); }
+    void check() {}
+    bool progress() { return transport.progress(); }
+    void sleep(std::chrono::microseconds max) { transport.block(-1, max); }
+  };
+  WaitOptions options = wait_options_from_params();
+  options.timeout = std::chrono::milliseconds(cancel_wait_ms.get());
+  Waiter waiter{{}, transport, all_reported};
+  return waiter.ready() || wait_loop(waiter, options, transport_cadence(options));
+}
 
 Execution::Execution(Transport& transport, std::shared_ptr<const Schedule> schedule,
                      Buffers buffers, Tag base_tag) {

@@ -79,4 +79,10 @@ class Execution {
   std::unique_ptr<State> state_;
 };
 
+// After Transport::cancel of some messages: progresses the transport under
+// the wait policy until `all_reported()` (their completions ran) or
+// cancel_wait_ms passed; true when all were reported. Execution::abort and
+// point-to-point messages share it.
+bool await_cancelled(Transport& transport, FunctionRef<bool()> all_reported);
+
 }  // namespace grove::sched

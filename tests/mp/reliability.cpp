@@ -9,6 +9,13 @@
 //       call's buffer is freed after the throw (a late write is then a
 //       heap-use-after-free that AddressSanitizer reports). Prints
 //       "late_sender ok".
+//   late_p2p
+//       2 ranks, timeout_ms=1000. Rank 0 sends two messages of 4096 B (tag 7
+//       with bytes 0x11, then tag 8 with 0x22), each 1.5 s late. Rank 1's recv of the first
+//       times out (its buffer holds a canary); its irecv of the second is
+//       dropped at once and the buffer freed. Neither receive may take a
+//       message: rank 1 then receives both, in order, exactly. Prints
+//       "late_p2p ok".
 //   departed WAITED PATH
 //       3 ranks, --on-failure=notify. Rank 2 exits (code 3) 200 ms into a
 //       bcast of 64 B; rank 0 waits in that bcast for WAITED: "late" (root
@@ -116,6 +123,59 @@ int late_sender(Comm& world) {
   return 0;
 }
 
+// Point-to-point receives that time out or are dropped are cancelled: the
+// late messages stay for the next receives.
+int late_p2p(Comm& world) {
+  // A tag per round: a receive posted in round 1 must not match round 0's
+  // late message, which is by then waiting at rank 1.
+  constexpr int kTags[2] = {7, 8};
+  const int rank = world.rank();
+  std::vector<std::byte> canary(4096, kCanary);
+  for (int round = 0; round < 2; ++round) {
+    if (rank == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::vector<std::byte> message(4096, round == 0 ? std::byte{0x11} : std::byte{0x22});
+      world.send(std::span<const std::byte>(message), 1, kTags[round]);
+    } else if (round == 0) {
+      try {
+        world.recv(std::span(canary), 0, kTags[0]);
+        std::printf("late_p2p FAILED: no timeout\n");
+        return 1;
+      } catch (const grove::Error& e) {
+        if (e.code() != Errc::timeout) throw;
+      }
+    } else {
+      auto freed = std::make_unique<std::vector<std::byte>>(4096, kCanary);
+      { grove::Request dropped = world.irecv(std::span(*freed), 0, kTags[1]); }
+      freed.reset();  // a late write is now a use after free
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    }
+    world.ibarrier().wait();
+  }
+  if (rank == 1) {
+    for (std::byte b : canary) {
+      if (b != kCanary) {
+        std::printf(
+            "late_p2p FAILED: the late message was written into a timed-out recv's buffer\n");
+        return 1;
+      }
+    }
+    for (int round = 0; round < 2; ++round) {
+      const std::byte expected = round == 0 ? std::byte{0x11} : std::byte{0x22};
+      std::vector<std::byte> got(4096, kCanary);
+      const grove::MessageInfo info = world.recv(std::span(got), 0, kTags[round]);
+      if (info.bytes != got.size() || got != std::vector<std::byte>(4096, expected)) {
+        std::printf("late_p2p FAILED: expected 4096 B of 0x%02x, got %zu B starting 0x%02x\n",
+                    static_cast<unsigned>(expected), info.bytes, static_cast<unsigned>(got[0]));
+        return 1;
+      }
+    }
+  }
+  world.barrier();
+  if (rank == 1) std::printf("late_p2p ok\n");
+  return 0;
+}
+
 int departed(Comm& world, const std::string& waited, const std::string& path) {
   const int rank = world.rank();
   std::vector<std::byte> buffer(64);
@@ -191,11 +251,12 @@ int main(int argc, char** argv) {
     grove::Session session;
     Comm& world = session.world();
     if (mode == "late_sender") return late_sender(world);
+    if (mode == "late_p2p") return late_p2p(world);
     if (mode == "departed" && argc == 4) return departed(world, argv[2], argv[3]);
     if (mode == "dup_killed" && argc == 4)
       return dup_killed(world, std::atoi(argv[2]), std::atoi(argv[3]));
     std::fprintf(stderr,
-                 "usage: mp_reliability late_sender | departed late|gone shm|schedule | "
+                 "usage: mp_reliability late_sender | late_p2p | departed late|gone shm|schedule | "
                  "dup_killed VICTIM DELAY_MS\n");
     return 2;
   } catch (const std::exception& e) {

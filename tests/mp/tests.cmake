@@ -406,6 +406,12 @@ add_test(NAME reliability.late_sender.n2
 set_tests_properties(reliability.late_sender.n2 PROPERTIES TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "late_sender ok"
                      FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer;exited with code;killed by")
+add_test(NAME reliability.late_p2p.n2
+         COMMAND ${GROVE_TOOL} run -n 2 --param wait_policy=block --param timeout_ms=1000
+                 ${MP_RELIABILITY} late_p2p)
+set_tests_properties(reliability.late_p2p.n2 PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "late_p2p ok"
+                     FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer;exited with code;killed by")
 set(GROVE_NAMED_IN_TIME ${CMAKE_CURRENT_SOURCE_DIR}/mp/named_in_time.sh)
 foreach(path shm schedule)
   if(path STREQUAL "schedule")
