@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/params.hpp"
+#include "transport/rma_local.hpp"
 #include "transport/ucx/ucx_transport_impl.hpp"
 
 namespace grove::ucx {
@@ -91,31 +92,6 @@ ucp_atomic_op_t ucp_op(RmaAtomicOp op) {
       return UCP_ATOMIC_OP_CSWAP;
   }
   return UCP_ATOMIC_OP_LAST;
-}
-
-// An atomic on memory of this process, with the semantics of UCX's (the
-// same CPU instructions UCX's shared-memory transports use).
-template <class Word>
-uint64_t local_atomic(std::byte* where, const RmaAtomic& atomic) {
-  Word* word = reinterpret_cast<Word*>(where);
-  const auto operand = static_cast<Word>(atomic.operand);
-  switch (atomic.op) {
-    case RmaAtomicOp::add:
-      return __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::band:
-      return __atomic_fetch_and(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::bor:
-      return __atomic_fetch_or(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::bxor:
-      return __atomic_fetch_xor(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::cswap: {
-      auto expected = static_cast<Word>(atomic.compare);
-      __atomic_compare_exchange_n(word, &expected, operand, false, __ATOMIC_SEQ_CST,
-                                  __ATOMIC_SEQ_CST);
-      return expected;
-    }
-  }
-  return 0;
 }
 
 }  // namespace
@@ -287,9 +263,7 @@ void UcxTransport::rma_atomic(RmaTarget& target_in, size_t offset, const RmaAtom
                             rank_, atomic.width, offset));
   }
   if (target.rkey() == nullptr) {  // this rank's own region, mapped
-    const uint64_t old = atomic.width == 4
-                             ? local_atomic<uint32_t>(target.mapped() + offset, atomic)
-                             : local_atomic<uint64_t>(target.mapped() + offset, atomic);
+    const uint64_t old = apply_rma_atomic(target.mapped() + offset, atomic);
     if (atomic.fetch != nullptr) *atomic.fetch = old;
     done(context, Status{true, Errc::internal, atomic.width});
     return;

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "transport/rma_local.hpp"
+
 namespace grove {
 
 namespace {
@@ -413,8 +415,7 @@ class MemoryTransport final : public Transport {
           fmt::format("MemoryWorld rma_atomic: width {} at offset {}", atomic.width, offset));
     }
     one_sided(t.peer(), done, context, atomic.width, [&] {
-      const uint64_t old = atomic.width == 4 ? apply<uint32_t>(t.memory() + offset, atomic)
-                                             : apply<uint64_t>(t.memory() + offset, atomic);
+      const uint64_t old = apply_rma_atomic(t.memory() + offset, atomic);
       if (atomic.fetch != nullptr) *atomic.fetch = old;
     });
   }
@@ -474,29 +475,6 @@ class MemoryTransport final : public Transport {
     }
     self.completions.push_back(completion);
     self.wakeup.notify_all();
-  }
-
-  template <class Word>
-  static uint64_t apply(std::byte* where, const RmaAtomic& atomic) {
-    Word* word = reinterpret_cast<Word*>(where);
-    const auto operand = static_cast<Word>(atomic.operand);
-    switch (atomic.op) {
-      case RmaAtomicOp::add:
-        return __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
-      case RmaAtomicOp::band:
-        return __atomic_fetch_and(word, operand, __ATOMIC_SEQ_CST);
-      case RmaAtomicOp::bor:
-        return __atomic_fetch_or(word, operand, __ATOMIC_SEQ_CST);
-      case RmaAtomicOp::bxor:
-        return __atomic_fetch_xor(word, operand, __ATOMIC_SEQ_CST);
-      case RmaAtomicOp::cswap: {
-        auto expected = static_cast<Word>(atomic.compare);
-        __atomic_compare_exchange_n(word, &expected, operand, false, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST);
-        return expected;
-      }
-    }
-    return 0;
   }
 
   MemoryWorld::State& world_;
