@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -24,9 +25,12 @@
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "grove/session.hpp"
+#include "model/cost.hpp"
 #include "model/probe.hpp"
 #include "model/probe_fit.hpp"
 #include "suite/subprocess.hpp"
+#include "transport/sim/plogp_table.hpp"
+#include "tuning/host_terms.hpp"
 
 namespace grove::tools {
 namespace {
@@ -115,6 +119,24 @@ void write_plot(const std::string& path, const model::probe::ProbeResult& result
   std::filesystem::remove_all(work, ignored);
 }
 
+// The host terms into `result`: call_us is the flat gather's median less its
+// pLogP form at N = 2, 1 B (g(1) + L of this pair's table).
+void add_host_terms(model::probe::ProbeResult& result, const tuning::HostMeasures& host,
+                    int terms_peer) {
+  const sim::PlogpTable plain = result.table();
+  const double form_us = model::predict_us("gather", "flat", 2, 1, model::plogp_model(plain));
+  result.call_us = std::max(0.0, host.schedule_gather_us - form_us);
+  result.shm_us = std::max(0.0, host.shm_gather_us);
+  result.copy = host.copy;
+  result.host_terms_note = fmt::format(
+      "ranks 0-{} through grove's calls: 1 B flat gather {:.4f} us less its form {:.4f} us; {}",
+      terms_peer, host.schedule_gather_us, form_us,
+      host.shm_gather_us > 0
+          ? fmt::format("1 B shm gather less 3 copies {:.4f} us; memcpy 1 B .. 4 MiB on rank 0",
+                        host.shm_gather_us)
+          : "no shm terms: " + host.shm_missing);
+}
+
 int run_probe_command(const ProbeArgs& args) {
   if (args.out.empty()) throw Error(Errc::usage, "grove probe: --out FILE is required");
   if (!args.plot.empty() && !args.plot.ends_with(".png") && !args.plot.ends_with(".svg")) {
@@ -148,6 +170,17 @@ int run_probe_command(const ProbeArgs& args) {
   const bool leader = rank == 0;
   const bool terminal = leader && isatty(STDERR_FILENO);
 
+  // Host terms on rank 0 and its host's peer (or the one pair there is).
+  const int terms_peer = pairs.back().peer;
+  const bool in_terms_pair = rank == 0 || rank == terms_peer;
+  Comm terms_comm = probe_comm.split(in_terms_pair ? 0 : 1, rank);
+  tuning::HostMeasures host;
+  if (in_terms_pair) {
+    if (terminal)
+      fmt::print(stderr, "probe ranks 0-{}: host terms (call, shm, copy)\n", terms_peer);
+    host = tuning::measure_host_terms(terms_comm);
+  }
+
   for (const Pair& pair : pairs) {
     if (leader) {
       auto progress = [&](const std::string& phase, uint64_t bytes, int done, int total) {
@@ -157,7 +190,8 @@ int run_probe_command(const ProbeArgs& args) {
       };
       options.progress = progress;
       model::probe::Link link(*comm.transport, pair.peer, comm.context, {}, timeout);
-      const model::probe::ProbeResult result = model::probe::run_probe(link, options);
+      model::probe::ProbeResult result = model::probe::run_probe(link, options);
+      add_host_terms(result, host, terms_peer);
       model::probe::stop_peer(link);
       if (terminal) fmt::print(stderr, "\n");
       const sim::PlogpTable table = result.table();

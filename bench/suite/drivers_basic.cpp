@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "coll/algorithm.hpp"
+
 #include "grove/error.hpp"
 #include "suite/driver.hpp"
 
@@ -12,9 +14,9 @@ class BcastDriver : public Driver {
  public:
   std::string name() const override { return "bcast"; }
   std::string algorithm_param() const override { return "bcast_algorithm"; }
-  std::vector<std::string> algorithms(int) const override {
-    return {"flat",   "chain",    "pipeline",  "binary",
-            "kary:4", "binomial", "knomial:4", "scatter_allgather"};
+  // Every registered algorithm (the registry's examples), shm included.
+  std::vector<std::string> algorithms(int size) const override {
+    return coll::algorithm_examples_for("bcast", size, true);
   }
   void prepare(Comm& comm, size_t bytes, uint32_t generation) override {
     generation_ = generation;
@@ -47,8 +49,8 @@ class BarrierDriver : public Driver {
  public:
   std::string name() const override { return "barrier"; }
   std::string algorithm_param() const override { return "barrier_algorithm"; }
-  std::vector<std::string> algorithms(int) const override {
-    return {"dissemination", "knomial:2", "knomial:4", "flat"};
+  std::vector<std::string> algorithms(int size) const override {
+    return coll::algorithm_examples_for("barrier", size, true);
   }
   size_t round_bytes(size_t) const override { return 0; }
   void prepare(Comm&, size_t, uint32_t) override {}

@@ -73,9 +73,12 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
   if (comm.rank() != 0) return {cell};
   cell.samples = iteration_times(starts, ends, limits.streaming);
   cell.rank_samples = rank_times(starts, ends, limits.streaming);
-  cell.summary = stats::summarize(
-      cell.samples, fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm, cell.ranks,
-                                cell.bytes, cadence_name(cell.cadence)));
+  cell.summary =
+      options.median_ci
+          ? stats::summarize(cell.samples,
+                             fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm,
+                                         cell.ranks, cell.bytes, cadence_name(cell.cadence)))
+          : stats::describe(cell.samples);
   std::vector<CellResult> out{cell};
   for (auto& [label, samples] : side) {
     if (samples.empty()) continue;
@@ -83,9 +86,12 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
     extra.algorithm = algorithm + "/" + label;
     extra.samples = std::move(samples);
     extra.rank_samples.clear();
-    extra.summary = stats::summarize(
-        extra.samples, fmt::format("{}/{}/{}/{}/{}", extra.collective, extra.algorithm, extra.ranks,
-                                   extra.bytes, cadence_name(extra.cadence)));
+    extra.summary =
+        options.median_ci
+            ? stats::summarize(extra.samples,
+                               fmt::format("{}/{}/{}/{}/{}", extra.collective, extra.algorithm,
+                                           extra.ranks, extra.bytes, cadence_name(extra.cadence)))
+            : stats::describe(extra.samples);
     out.push_back(std::move(extra));
   }
   return out;

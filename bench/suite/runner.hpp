@@ -33,6 +33,8 @@ struct RunOptions {
   int warmup = 3;
   int min_iterations = 5;
   int max_iterations = 10000;
+  // False: medians only, no bootstrap interval (stats::describe).
+  bool median_ci = true;
 };
 
 struct CellResult {

@@ -252,7 +252,7 @@ const AlgorithmTable<AllgatherArgs> kAlgorithms{
               },
               4.0, false, &gather_bcast_cost)},
          &gather_bcast},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::allgather), nullptr},
         {hierarchical_algorithm(), nullptr},
     }};
 

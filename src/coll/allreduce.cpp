@@ -161,7 +161,7 @@ const AlgorithmTable<AllreduceArgs> kAlgorithms{
          [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
            build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
          }},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::allreduce), nullptr},
         {hierarchical_algorithm(), nullptr},
     }};
 

@@ -195,7 +195,7 @@ const AlgorithmTable<AlltoallArgs> kAlgorithms{
                                 return t;
                               })},
          &bruck},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::alltoall), nullptr},
     }};
 
 }  // namespace

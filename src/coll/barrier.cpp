@@ -75,7 +75,7 @@ const AlgorithmTable<BarrierArgs> kAlgorithms{
          [](Plan& p, const BarrierArgs& a, const AlgorithmSpec&) {
            tree_barrier(p, topo::make_tree(topo::Shape::flat, a.size, 0), a.rank);
          }},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::barrier), nullptr},
         {hierarchical_algorithm(), nullptr},
     }};
 

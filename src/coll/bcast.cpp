@@ -232,7 +232,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
            scatter_allgather(p, topo::make_tree(topo::Shape::binomial, a.size, a.root), a.rank,
                              a.bytes);
          }},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::bcast), nullptr},
         {hierarchical_algorithm(), nullptr},
     }};
 

@@ -29,6 +29,13 @@ struct PortModel {
   std::function<double(double bytes)> u;  // sender occupancy of one message, us
   std::function<double(double bytes)> w;  // ingress occupancy of one message, us
   double lambda = 0;                      // latency, us
+  // Host terms (docs/tuning.md), measured by `grove probe`; zero/empty when
+  // unknown. The forms above never read them: model::predict_us adds call_us
+  // to a schedule algorithm's form, and the shared-memory engine's forms
+  // (shm_us, copy) are priced only when `copy` is set.
+  double call_us = 0;                        // grove's fixed cost of one call
+  double shm_us = 0;                         // the shm engine's publish-and-observe cost
+  std::function<double(double bytes)> copy;  // one memcpy of `bytes`, us
 };
 
 struct CostCase {

@@ -58,7 +58,7 @@ const AlgorithmTable<GatherArgs> kAlgorithms{
          [](Plan& p, const GatherArgs& a, const AlgorithmSpec& spec) {
            up_tree(p, a, topo::Shape::kary, spec.radix);
          }},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::gather), nullptr},
     }};
 
 }  // namespace

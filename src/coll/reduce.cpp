@@ -113,7 +113,7 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
          [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
            build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
          }},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::reduce), nullptr},
         {hierarchical_algorithm(), nullptr},
     }};
 

@@ -47,7 +47,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
                                 return t;
                               })},
          &down_tree<topo::Shape::chain>},
-        {shm::algorithm(), nullptr},
+        {shm::algorithm(Collective::scatter), nullptr},
     }};
 
 }  // namespace

@@ -71,6 +71,12 @@ uint32_t crc32(std::string_view bytes) {
 }
 
 Summary summarize(std::span<const double> samples, std::string_view cell_key) {
+  Summary s = describe(samples);
+  s.median_ci = bootstrap_median_ci(samples, crc32(cell_key));
+  return s;
+}
+
+Summary describe(std::span<const double> samples) {
   if (samples.empty()) throw Error(Errc::internal, "summary of an empty sample");
   std::vector<double> sorted(samples.begin(), samples.end());
   std::sort(sorted.begin(), sorted.end());
@@ -82,7 +88,7 @@ Summary summarize(std::span<const double> samples, std::string_view cell_key) {
   s.median = percentile_sorted(sorted, 0.5);
   s.p95 = percentile_sorted(sorted, 0.95);
   s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(s.count);
-  s.median_ci = bootstrap_median_ci(samples, crc32(cell_key));
+  s.median_ci = {s.median, s.median};
   return s;
 }
 

@@ -60,5 +60,8 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> samples, std::string_view cell_key);
+// The same without the bootstrap (median_ci collapsed to the median): for
+// callers that rank by medians only (grove tune --verify).
+Summary describe(std::span<const double> samples);
 
 }  // namespace grove::stats

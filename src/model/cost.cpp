@@ -18,6 +18,7 @@ std::vector<ClosedForm> gather_forms() {
       static_cast<coll::ClosedForm&>(form) = info.cost;
       form.collective = collective;
       form.name = info.name;
+      form.schedule = info.schedule;
       out.push_back(std::move(form));
     }
   }
@@ -40,6 +41,9 @@ PortModel plogp_model(const sim::PlogpTable& table) {
   m.u = [shared](double bytes) { return shared->g_us(bytes); };
   m.w = [shared](double bytes) { return shared->g_us(bytes); };
   m.lambda = table.latency_us();
+  m.call_us = table.call_us();
+  m.shm_us = table.shm_us();
+  if (table.has_copy()) m.copy = [shared](double bytes) { return shared->copy_us(bytes); };
   return m;
 }
 
@@ -61,7 +65,8 @@ double predict_us(const std::string& collective, const std::string& algorithm, i
   const ClosedForm& form = closed_form(collective, spec.name);
   if (ranks <= 1) return 0;
   if (bytes == 0 && collective != "barrier") return 0;
-  return form.cost(CostCase{&spec, ranks, bytes}, model);
+  const double fixed = form.schedule ? model.call_us : 0;
+  return fixed + form.cost(CostCase{&spec, ranks, bytes}, model);
 }
 
 }  // namespace grove::model

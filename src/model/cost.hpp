@@ -30,6 +30,9 @@ PortModel plogp_model(const sim::PlogpTable& table);
 struct ClosedForm : coll::ClosedForm {
   std::string collective;
   std::string name;  // the algorithm's name (radix and segment come from the spec)
+  // False for the shared-memory engine: no schedule, so the simulator cannot
+  // check the form; it is priced from the host terms only.
+  bool schedule = true;
 };
 
 // Every closed form, in declaration order (collectives, then algorithms).
@@ -38,7 +41,9 @@ const std::vector<ClosedForm>& closed_forms();
 const ClosedForm& closed_form(const std::string& collective, const std::string& name);
 
 // Cost in microseconds of `algorithm` (text, e.g. "knomial:4") of
-// `collective` on `ranks` ranks with `bytes`.
+// `collective` on `ranks` ranks with `bytes`: the form, plus the model's
+// call_us for a schedule algorithm. NaN for `shm` when the model has no host
+// terms (a table without a copy curve, or Hockney).
 double predict_us(const std::string& collective, const std::string& algorithm, int ranks,
                   double bytes, const PortModel& model);
 

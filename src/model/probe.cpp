@@ -179,7 +179,9 @@ sim::PlogpTable ProbeResult::table() const {
     rows.push_back({static_cast<double>(p.bytes), std::max(0.0, p.os.median),
                     std::max(0.0, p.orecv.median), std::max(0.0, p.g_us)});
   }
-  return sim::PlogpTable::from_rows(latency_us, std::move(rows));
+  sim::PlogpTable table = sim::PlogpTable::from_rows(latency_us, std::move(rows));
+  table.set_host_terms(call_us, shm_us, copy);
+  return table;
 }
 
 ProbeResult run_probe(Link& link, const ProbeOptions& options) {

@@ -143,6 +143,11 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
         p.bytes, r.os_us, r.or_us, r.g_us, p.rtt.median, p.rtt.mean, p.rtt.ci90, p.rtt.min,
         p.rtt.iterations, p.flooded ? ", g flooded" : "", p.midpoint ? ", midpoint" : "");
   }
+  if (!result.host_terms_note.empty()) out += "# host terms: " + result.host_terms_note + "\n";
+  if (result.call_us > 0) out += fmt::format("call_us {:.6f}\n", result.call_us);
+  if (result.shm_us > 0) out += fmt::format("shm_us {:.6f}\n", result.shm_us);
+  for (const auto& [bytes, us] : result.copy)
+    out += fmt::format("copy {} {:.6f}\n", bytes, us);
   out += "end\n";
   return out;
 }

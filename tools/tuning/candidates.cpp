@@ -4,6 +4,7 @@
 
 #include "model/cost.hpp"
 #include "model/segment.hpp"
+#include "tuning/explain.hpp"
 
 namespace grove::tuning {
 double predict(const coll::AlgorithmSpec& spec, int ranks, uint64_t bytes,
@@ -11,7 +12,9 @@ double predict(const coll::AlgorithmSpec& spec, int ranks, uint64_t bytes,
   if (ranks <= 1) return 0;
   if (bytes == 0 && spec.collective != "barrier") return 0;
   const model::ClosedForm& form = model::closed_form(spec.collective, spec.name);
-  return form.cost(coll::CostCase{&spec, ranks, static_cast<double>(bytes)}, model);
+  // As model::predict_us: a schedule algorithm pays grove's call cost too.
+  return (form.schedule ? model.call_us : 0) +
+         form.cost(coll::CostCase{&spec, ranks, static_cast<double>(bytes)}, model);
 }
 
 std::vector<Candidate> rank_candidates(const std::string& collective, int ranks, uint64_t bytes,
@@ -22,6 +25,13 @@ std::vector<Candidate> rank_candidates(const std::string& collective, int ranks,
     ++order;
     if (!info.cost.cost) continue;
     if (info.cannot_run && !info.cannot_run(ranks).empty()) continue;
+    // The shared-memory engine: priced only with the host terms, and only
+    // where a one-host job's engine takes the call (slots, shm_max_bytes).
+    if (!info.schedule) {
+      if (!model.copy) continue;
+      if (!shm_refusal({collective, ranks, bytes, true}, context_from_params(ranks)).empty())
+        continue;
+    }
     coll::AlgorithmSpec spec;
     spec.collective = collective;
     spec.name = info.name;

@@ -202,7 +202,9 @@ Explanation explain(const ExplainCall& call, const JobContext& job, const coll::
     row.modelled = model != nullptr && row.has_form;
     if (row.modelled) {
       row.predicted_us = predict(spec, call.ranks, call.bytes, *model);
-      row.model_rank = rank_of(spec);
+      // shm without the host terms: a form, but nothing to price it with.
+      row.modelled = !std::isnan(row.predicted_us);
+      row.model_rank = row.modelled ? rank_of(spec) : 0;
     }
     if (info.cannot_run) row.cannot_run = info.cannot_run(call.ranks);
     if (row.cannot_run.empty() && !info.schedule && !call.blocking)

@@ -18,6 +18,7 @@ std::vector<double> measure_specs(Comm& comm, const std::string& collective, uin
     run.warmup = options.warmup;
     run.min_iterations = options.min_iterations;
     run.max_iterations = options.max_iterations;
+    run.median_ci = options.median_ci;
     const std::vector<bench::CellResult> cells = bench::run_cells(comm, run);
     // The cell itself comes first; a refused spec leaves no cell.
     out.push_back(cells.empty() ? kNotMeasured : cells.front().summary.median * 1e6);

@@ -18,6 +18,7 @@ struct MeasureOptions {
   int warmup = 3;
   int min_iterations = 5;
   int max_iterations = 10000;
+  bool median_ci = true;  // false: medians only (no bootstrap; --verify)
 };
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();

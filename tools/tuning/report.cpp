@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "grove/error.hpp"
+
 #include "coll/select.hpp"
 #include "core/stats.hpp"
 #include "suite/tsv.hpp"
@@ -87,6 +89,14 @@ struct Regret {
   }
 };
 
+// The model's fastest schedule algorithm: Open MPI's rule chooses among
+// message-passing algorithms, so the shared-memory engine is left out.
+const Candidate& first_schedule(const std::vector<Candidate>& ranked) {
+  for (const Candidate& c : ranked)
+    if (coll::algorithm_info(c.spec.collective, c.spec.name).schedule) return c;
+  throw Error(Errc::internal, "no schedule algorithm among the candidates");
+}
+
 }  // namespace
 
 std::string openmpi_scatter_rule(int n, uint64_t b) {
@@ -139,7 +149,12 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
           continue;
         }
         const coll::AlgorithmSpec spec = *modelled_spec(c, n, bytes, a);
-        const double ratio = predict(spec, n, bytes, model.port) / it->median_us;
+        const double predicted = predict(spec, n, bytes, model.port);
+        if (std::isnan(predicted)) {  // shm without host terms in the table
+          out += fmt::format(" {:.2f} (-) |", it->median_us);
+          continue;
+        }
+        const double ratio = predicted / it->median_us;
         auto& [in, all] = within[c];
         ++all;
         in += std::abs(ratio - 1) <= kFidelityBand;
@@ -179,6 +194,7 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
       if (best == nullptr || m.median_us < best->median_us) best = &m;
       if (const auto spec = modelled_spec(collective, ranks, bytes, m.algorithm)) {
         const double p = predict(*spec, ranks, bytes, model.port);
+        if (std::isnan(p)) continue;
         if (predicted_best == nullptr || p < predicted_min) {
           predicted_best = &m;
           predicted_min = p;
@@ -215,17 +231,17 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
   int differ = 0, total = 0;
   for (int n = 2; n <= 16; ++n) {
     for (uint64_t b = 1; b <= (1u << 20); b *= 4) {
-      const std::vector<Candidate> ranked = rank_candidates("scatter", n, b, model.port);
+      const Candidate& mine = first_schedule(rank_candidates("scatter", n, b, model.port));
       coll::AlgorithmSpec ompi;
       ompi.collective = "scatter";
       ompi.name = openmpi_scatter_rule(n, b);
       const double ompi_us = predict(ompi, n, b, model.port);
       ++total;
-      if (ranked.front().spec.name == ompi.name) continue;
+      if (mine.spec.name == ompi.name) continue;
       ++differ;
       out += fmt::format("| {} | {} | {} | {:.3f} | {} | {:.3f} | {:.1f}% |\n", n, b, ompi.name,
-                         ompi_us, ranked.front().spec.to_string(), ranked.front().predicted_us,
-                         100 * (1 - ranked.front().predicted_us / ompi_us));
+                         ompi_us, mine.spec.to_string(), mine.predicted_us,
+                         100 * (1 - mine.predicted_us / ompi_us));
     }
   }
   out += fmt::format("\n{} of {} cells differ.\n\n", differ, total);
@@ -237,8 +253,8 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
     const auto& [collective, ranks, bytes] = key;
     if (collective != "scatter") continue;
     const std::string rule = openmpi_scatter_rule(ranks, bytes);
-    const std::vector<Candidate> ranked = rank_candidates("scatter", ranks, bytes, model.port);
-    const std::string mine = ranked.front().spec.name;
+    const std::string mine =
+        first_schedule(rank_candidates("scatter", ranks, bytes, model.port)).spec.name;
     auto median_of = [&](const std::string& a) {
       for (const Measured& m : measured)
         if (m.algorithm == a) return m.median_us;

@@ -82,6 +82,7 @@ Grid make_grid(std::string_view ranks, std::string_view sizes,
 Tuning tune(const Grid& grid, const coll::PortModel& model) {
   Tuning tuning;
   tuning.grid = grid;
+  tuning.shm_priced = static_cast<bool>(model.copy);
   for (const std::string& collective : grid.collectives) {
     // A barrier has no size: one cell per rank count.
     const std::vector<uint64_t> sizes =

@@ -8,9 +8,12 @@
 // N_i .. N_{i+1}-1 and bytes s_j .. s_{j+1}-1 (the first size from 0, the
 // last rank and size unbounded), as a rules file's "from this size up"
 // reads; ranks below the grid's first fall through to the built-in table.
-// Adjacent cells with the same choice share a row. A collective whose
-// built-in table starts with `shm` keeps that row first (not modelled: the
-// shared-memory engine serves small blocking calls, docs/shm.md), and a
+// Adjacent cells with the same choice share a row. With the probe's host
+// terms the shared-memory engine is a candidate like any other (a one-host
+// job's engine, where its slots take the call), and the ranges it wins are
+// repeated with the fastest schedule algorithm for the calls it cannot take;
+// without them a collective whose built-in table starts with `shm` keeps
+// that row first (docs/shm.md), and a
 // choice of an algorithm that takes a posting depth gets the built-in
 // posting-depth rows within its range (the closed forms do not depend on
 // the depth; the measured rule does, docs/selection.md).
@@ -61,6 +64,9 @@ struct Tuning {
   std::string plogp;        // the table's path, written as the file's "plogp"
   std::string command;      // how to make this file again
   std::vector<Cell> cells;  // by collective, then ranks, then bytes
+  // The model priced the shared-memory engine (the table has host terms):
+  // `shm` is one of the candidates rather than a built-in row kept first.
+  bool shm_priced = false;
 };
 
 // How many ranked candidates each cell keeps.

@@ -36,13 +36,28 @@ struct Span {
   coll::AlgorithmSpec spec;
 };
 
-std::vector<Span> spans_of(const std::vector<const Cell*>& cells) {
+bool runs_a_schedule(const Cell& cell, const coll::AlgorithmSpec& spec) {
+  return coll::algorithm_info(cell.collective, spec.name).schedule;
+}
+
+// The cell's choice; with `schedule_only`, where that is the shared-memory
+// engine, the model's fastest schedule algorithm instead (what runs a call
+// the engine cannot take: across hosts, non-blocking, beyond its slots).
+const coll::AlgorithmSpec& choice_of(const Cell& cell, bool schedule_only) {
+  if (!schedule_only || runs_a_schedule(cell, cell.chosen)) return cell.chosen;
+  for (const Candidate& c : cell.ranked)
+    if (runs_a_schedule(cell, c.spec)) return c.spec;
+  return cell.chosen;
+}
+
+std::vector<Span> spans_of(const std::vector<const Cell*>& cells, bool schedule_only) {
   std::vector<Span> out;
   for (size_t i = 0; i < cells.size(); ++i) {
-    if (!out.empty() && out.back().spec == cells[i]->chosen) {
+    const coll::AlgorithmSpec& spec = choice_of(*cells[i], schedule_only);
+    if (!out.empty() && out.back().spec == spec) {
       out.back().last = i;
     } else {
-      out.push_back({i, i, cells[i]->chosen});
+      out.push_back({i, i, spec});
     }
   }
   return out;
@@ -121,17 +136,75 @@ std::vector<coll::SelectRow> posting_rows(coll::Collective collective, const col
   return out;
 }
 
+// Rows for one collective's cells (by rank count of the grid), merging rank
+// counts whose spans agree; `schedule_only` as choice_of.
+void emit_rows(Planned& planned, const Grid& grid,
+               const std::vector<std::vector<const Cell*>>& by_ranks, bool schedule_only) {
+  const std::string name(coll::collective_name(planned.collective));
+  size_t i = 0;
+  while (i < grid.ranks.size()) {
+    const std::vector<Span> spans = spans_of(by_ranks[i], schedule_only);
+    size_t j = i;
+    while (j + 1 < grid.ranks.size() && same_spans(spans, spans_of(by_ranks[j + 1], schedule_only)))
+      ++j;
+    for (const Span& span : spans) {
+      const std::vector<const Cell*>& cells = by_ranks[i];
+      // The second pass repeats only the ranges the engine won.
+      if (schedule_only &&
+          std::all_of(cells.begin() + static_cast<ptrdiff_t>(span.first),
+                      cells.begin() + static_cast<ptrdiff_t>(span.last + 1),
+                      [](const Cell* c) { return runs_a_schedule(*c, c->chosen); }))
+        continue;
+      coll::SelectRow row;
+      row.ranks = {
+          static_cast<uint64_t>(grid.ranks[i]),
+          j + 1 < grid.ranks.size() ? static_cast<uint64_t>(grid.ranks[j + 1] - 1) : UINT64_MAX};
+      if (name != "barrier") {
+        row.bytes.min = span.first == 0 ? 0 : cells[span.first]->bytes;
+        row.bytes.max = span.last + 1 < cells.size() ? cells[span.last + 1]->bytes - 1 : UINT64_MAX;
+      }
+      row.algorithm = span.spec;
+      const bool verified = std::any_of(cells.begin() + static_cast<ptrdiff_t>(span.first),
+                                        cells.begin() + static_cast<ptrdiff_t>(span.last + 1),
+                                        [](const Cell* c) { return !c->measured.empty(); });
+      row.note = schedule_only
+                     ? "grove tune: the model's fastest schedule, for calls shm cannot take"
+                 : verified ? "grove tune: the measured best of the model's top candidates"
+                            : "grove tune: the model's fastest";
+      std::vector<std::string> comments;
+      if (!schedule_only) {
+        for (size_t k = i; k <= j; ++k)
+          comments.push_back(describe_cells(by_ranks[k], span));
+      }
+      const coll::AlgorithmInfo& info = coll::algorithm_info(name, span.spec.name);
+      if (info.takes_posts && span.spec.posts == 0) {
+        bool first = true;
+        for (coll::SelectRow& r : posting_rows(planned.collective, row)) {
+          planned.rows.push_back({r, first ? comments : std::vector<std::string>{}});
+          first = false;
+        }
+      } else {
+        planned.rows.push_back({row, comments});
+      }
+    }
+    i = j + 1;
+  }
+}
+
 std::vector<Planned> plan(const Tuning& tuning) {
   std::vector<Planned> out;
   const Grid& grid = tuning.grid;
   for (const std::string& name : grid.collectives) {
     const coll::Collective collective = *coll::collective_named(name);
     Planned planned{collective, {}};
-    // The built-in rows before the first modelled algorithm (shm, hier) stay
-    // first: the closed forms have nothing to say about them, and a tuning
-    // file's rows come before every built-in one.
+    // The built-in rows before the first schedule algorithm with a closed
+    // form (shm, hier) stay first: the closed forms have nothing to say about
+    // hier, and a tuning file's rows come before every built-in one. shm is
+    // the model's to place when the table priced it (host terms).
     for (const coll::SelectRow& b : coll::builtin_select_table().rows_of(collective)) {
-      if (coll::algorithm_info(name, b.algorithm.name).cost.cost) break;
+      const coll::AlgorithmInfo& info = coll::algorithm_info(name, b.algorithm.name);
+      if (info.cost.cost && info.schedule) break;
+      if (b.algorithm.name == "shm" && tuning.shm_priced) continue;
       planned.rows.push_back(
           {b,
            {b.algorithm.name == "shm"
@@ -146,44 +219,15 @@ std::vector<Planned> plan(const Tuning& tuning) {
       const auto at = std::find(grid.ranks.begin(), grid.ranks.end(), c.ranks) - grid.ranks.begin();
       by_ranks[static_cast<size_t>(at)].push_back(&c);
     }
-    size_t i = 0;
-    while (i < grid.ranks.size()) {
-      const std::vector<Span> spans = spans_of(by_ranks[i]);
-      size_t j = i;
-      while (j + 1 < grid.ranks.size() && same_spans(spans, spans_of(by_ranks[j + 1])))
-        ++j;
-      for (const Span& span : spans) {
-        const std::vector<const Cell*>& cells = by_ranks[i];
-        coll::SelectRow row;
-        row.ranks = {
-            static_cast<uint64_t>(grid.ranks[i]),
-            j + 1 < grid.ranks.size() ? static_cast<uint64_t>(grid.ranks[j + 1] - 1) : UINT64_MAX};
-        if (name != "barrier") {
-          row.bytes.min = span.first == 0 ? 0 : cells[span.first]->bytes;
-          row.bytes.max =
-              span.last + 1 < cells.size() ? cells[span.last + 1]->bytes - 1 : UINT64_MAX;
-        }
-        row.algorithm = span.spec;
-        const bool verified = std::any_of(cells.begin() + static_cast<ptrdiff_t>(span.first),
-                                          cells.begin() + static_cast<ptrdiff_t>(span.last + 1),
-                                          [](const Cell* c) { return !c->measured.empty(); });
-        row.note = verified ? "grove tune: the measured best of the model's top candidates"
-                            : "grove tune: the model's fastest";
-        std::vector<std::string> comments;
-        for (size_t k = i; k <= j; ++k)
-          comments.push_back(describe_cells(by_ranks[k], span));
-        const coll::AlgorithmInfo& info = coll::algorithm_info(name, span.spec.name);
-        if (info.takes_posts && span.spec.posts == 0) {
-          bool first = true;
-          for (coll::SelectRow& r : posting_rows(collective, row)) {
-            planned.rows.push_back({r, first ? comments : std::vector<std::string>{}});
-            first = false;
-          }
-        } else {
-          planned.rows.push_back({row, comments});
-        }
-      }
-      i = j + 1;
+    // Rows of the model's choices; then, when some choice is the shared-memory
+    // engine, the same ranges with the fastest schedule algorithm, which a
+    // call the engine cannot take falls through to.
+    const bool some_shm = std::any_of(tuning.cells.begin(), tuning.cells.end(), [&](const Cell& c) {
+      return c.collective == name && !runs_a_schedule(c, c.chosen);
+    });
+    for (const bool schedule_only : {false, true}) {
+      if (schedule_only && !some_shm) break;
+      emit_rows(planned, grid, by_ranks, schedule_only);
     }
     out.push_back(std::move(planned));
   }

@@ -37,8 +37,13 @@ VerifyReport verify(Comm& comm, Tuning& tuning, const coll::PortModel& model, in
       std::vector<std::string> specs;
       for (size_t i = 0; i < k; ++i)
         specs.push_back(ranked[i].spec.to_string());
+      // One cell's time budget per cell, shared by its candidates: ranking
+      // needs medians, not their intervals.
+      MeasureOptions share = options;
+      share.cell_seconds = options.cell_seconds / static_cast<double>(k);
+      share.median_ci = false;
       const std::vector<double> medians =
-          measure_specs(comm, collective, cell->bytes, specs, options);
+          measure_specs(comm, collective, cell->bytes, specs, share);
       report.measurements += static_cast<int>(k);
       ++report.cells;
       if (comm.rank() != 0) continue;

@@ -16,6 +16,7 @@
 #include <span>
 
 #include "coll/algorithm.hpp"
+#include "coll/collective.hpp"
 #include "grove/types.hpp"
 
 namespace grove::shm {
@@ -23,8 +24,9 @@ namespace grove::shm {
 class Group;
 
 // The registry entry of the engine, algorithm `shm` of every collective it
-// serves: no schedule (blocking calls only) and no closed-form cost.
-coll::AlgorithmInfo algorithm();
+// serves: no schedule (blocking calls only); its closed form is priced from
+// the host terms of a probe table (coll/shm/cost.cpp).
+coll::AlgorithmInfo algorithm(coll::Collective collective);
 
 bool barrier(Group* group);
 bool bcast(Group* group, std::span<std::byte> buffer, int root);

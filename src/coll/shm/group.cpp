@@ -40,15 +40,6 @@ size_t control_bytes(int members) {
 
 }  // namespace
 
-coll::AlgorithmInfo algorithm() {
-  return coll::AlgorithmInfo{
-      .name = "shm",
-      .doc =
-          "through the communicator's shared-memory segment: blocking calls whose message "
-          "fits shm_max_bytes and the slots (docs/shm.md)",
-      .schedule = false};
-}
-
 uint64_t CallSignature::pack() const {
   const auto c = static_cast<uint64_t>(collective) & 0xf;
   const auto r = static_cast<uint64_t>(root + 1) & 0xfff;

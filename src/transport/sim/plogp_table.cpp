@@ -63,6 +63,27 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
       have_latency = true;
       continue;
     }
+    if (tokens[0] == "call_us" || tokens[0] == "shm_us") {
+      double value = 0;
+      if (tokens.size() != 2 || !parse_number(tokens[1], value) || value < 0)
+        bad(origin, number,
+            fmt::format("expected '{} <microseconds>' with a non-negative number", tokens[0]));
+      (tokens[0] == "call_us" ? table.call_us_ : table.shm_us_) = value;
+      continue;
+    }
+    if (tokens[0] == "copy") {
+      double bytes = 0, us = 0;
+      if (tokens.size() != 3 || !parse_number(tokens[1], bytes) || !parse_number(tokens[2], us) ||
+          bytes < 0 || us < 0)
+        bad(origin, number, "expected 'copy <bytes> <microseconds>' with non-negative numbers");
+      if (!table.copy_.empty() && bytes <= table.copy_.back().first) {
+        bad(origin, number,
+            fmt::format("copy sizes must increase from row to row ({} after {})", bytes,
+                        table.copy_.back().first));
+      }
+      table.copy_.emplace_back(bytes, us);
+      continue;
+    }
     if (tokens.size() != 4)
       bad(origin, number,
           fmt::format("expected 4 fields (bytes os_us or_us g_us), got {}", tokens.size()));
@@ -136,7 +157,36 @@ std::string PlogpTable::to_text() const {
       fmt::format("format\t{}\nL\t{}\nbytes\tos_us\tor_us\tg_us\n", kFormat, latency_us_);
   for (const Row& r : rows_)
     out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
+  if (call_us_ > 0) out += fmt::format("call_us\t{}\n", call_us_);
+  if (shm_us_ > 0) out += fmt::format("shm_us\t{}\n", shm_us_);
+  for (const auto& [bytes, us] : copy_)
+    out += fmt::format("copy\t{}\t{}\n", bytes, us);
   return out + "end\n";
+}
+
+double PlogpTable::copy_us(double bytes) const {
+  if (copy_.empty()) return 0;
+  if (copy_.size() == 1 || bytes <= copy_.front().first) return copy_.front().second;
+  size_t lo = 0;
+  while (lo + 2 < copy_.size() && copy_[lo + 1].first < bytes)
+    ++lo;
+  const auto& [b0, t0] = copy_[lo];
+  const auto& [b1, t1] = copy_[lo + 1];
+  const double value = t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
+  return value < 0 ? 0 : value;
+}
+
+void PlogpTable::set_host_terms(double call_us, double shm_us,
+                                std::vector<std::pair<double, double>> copy) {
+  if (call_us < 0 || shm_us < 0) bad("(host terms)", 0, "negative call_us or shm_us");
+  for (size_t i = 0; i < copy.size(); ++i) {
+    if (copy[i].first < 0 || copy[i].second < 0) bad("(host terms)", 0, "negative copy row");
+    if (i > 0 && copy[i].first <= copy[i - 1].first)
+      bad("(host terms)", 0, "copy sizes must increase from row to row");
+  }
+  call_us_ = call_us;
+  shm_us_ = shm_us;
+  copy_ = std::move(copy);
 }
 
 }  // namespace grove::sim

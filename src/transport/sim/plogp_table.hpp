@@ -11,7 +11,14 @@
 //   bytes   os_us  or_us  g_us   # optional header row
 //   0       1.1    1.0    2.0    # one row per measured size, sizes increasing
 //   1024    1.6    1.5    3.1
+//   call_us 1.4                  # optional: grove's fixed cost of one call
+//   shm_us  0.5                  # optional: the shared-memory engine's fixed cost
+//   copy    4096   0.2           # optional, repeated: one memcpy of BYTES, us
 //   end                          # the last line but comments (`grove probe` writes it)
+//
+// The optional lines are the host terms of docs/tuning.md ("Host terms"): the
+// simulator ignores them; the model adds call_us to every schedule algorithm's
+// form and prices the shared-memory engine with shm_us and the copy curve.
 //
 // A table that declares its format must end with `end`, so a file cut short
 // at a line boundary is refused as truncated rather than read as a shorter
@@ -24,6 +31,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace grove::sim {
@@ -52,12 +60,24 @@ class PlogpTable {
   const std::vector<Row>& rows() const { return rows_; }
   std::string to_text() const;
 
+  // Host terms (0 / empty when the table has none).
+  double call_us() const { return call_us_; }
+  double shm_us() const { return shm_us_; }
+  bool has_copy() const { return !copy_.empty(); }
+  // One memcpy of `bytes`, interpolated as the rows are; 0 without a curve.
+  double copy_us(double bytes) const;
+  // Sets the host terms; copy rows as (bytes, us) with increasing bytes.
+  void set_host_terms(double call_us, double shm_us, std::vector<std::pair<double, double>> copy);
+
  private:
   double lookup(double bytes, double Row::*field) const;
   void check(std::string_view origin) const;
 
   double latency_us_ = 0;
   std::vector<Row> rows_;
+  double call_us_ = 0;
+  double shm_us_ = 0;
+  std::vector<std::pair<double, double>> copy_;  // (bytes, us), bytes increasing
 };
 
 }  // namespace grove::sim

@@ -35,5 +35,42 @@ TEST(PlogpTable, RejectsMalformedTablesNamingTheLine) {
   EXPECT_THROW(PlogpTable::load("/nonexistent/table.tsv"), Error);
 }
 
+TEST(PlogpTable, HostTermsParseInterpolateAndRoundTrip) {
+  const auto t = PlogpTable::parse(
+      "L 5\n0 1 1 2\ncall_us 1.5\nshm_us 0.5\ncopy 1 0.01\ncopy 4096 0.21\n", "h.txt");
+  EXPECT_DOUBLE_EQ(t.call_us(), 1.5);
+  EXPECT_DOUBLE_EQ(t.shm_us(), 0.5);
+  ASSERT_TRUE(t.has_copy());
+  EXPECT_DOUBLE_EQ(t.copy_us(1), 0.01);
+  EXPECT_DOUBLE_EQ(t.copy_us(2048.5), 0.11);
+  EXPECT_DOUBLE_EQ(t.copy_us(8191), 0.41);  // extrapolated
+  const auto again = PlogpTable::parse(t.to_text(), "round trip");
+  EXPECT_DOUBLE_EQ(again.call_us(), 1.5);
+  EXPECT_DOUBLE_EQ(again.shm_us(), 0.5);
+  EXPECT_DOUBLE_EQ(again.copy_us(4096), 0.21);
+  // Without the lines, a table has no host terms.
+  const auto plain = PlogpTable::parse("L 5\n0 1 1 2\n", "p.txt");
+  EXPECT_FALSE(plain.has_copy());
+  EXPECT_DOUBLE_EQ(plain.call_us(), 0);
+}
+
+TEST(PlogpTable, BadHostTermsAreRefusedNamingTheLine) {
+  auto message = [](const char* text) {
+    try {
+      PlogpTable::parse(text, "h.txt");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(
+      message("L 5\n0 1 1 2\ncopy 10\n"),
+      "pLogP table h.txt:3: expected 'copy <bytes> <microseconds>' with non-negative numbers");
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy 10 1\ncopy 10 2\n"),
+            "pLogP table h.txt:4: copy sizes must increase from row to row (10 after 10)");
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncall_us -1\n"),
+            "pLogP table h.txt:3: expected 'call_us <microseconds>' with a non-negative number");
+}
+
 }  // namespace
 }  // namespace grove::sim

@@ -83,6 +83,64 @@ TEST(Tune, PipelineSegmentIsTheAnalyticOptimum) {
   }
 }
 
+// The linear model with host terms: a call costs 3 us more than its messages,
+// the shared-memory engine 1 us plus copies of 0.1 us + m / 4096 us.
+coll::PortModel model_with_host_terms() {
+  coll::PortModel m = linear_model();
+  m.call_us = 3;
+  m.shm_us = 1;
+  m.copy = [](double bytes) { return 0.1 + bytes / 4096; };
+  return m;
+}
+
+TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
+  const coll::PortModel m = model_with_host_terms();
+  const std::vector<Candidate> ranked = rank_candidates("bcast", 4, 1024, m);
+  const double u = kG0 + 1024 * kG;
+  // A schedule pays its messages and the call: flat 3u + L + 3.
+  EXPECT_DOUBLE_EQ(candidate_named(ranked, "flat").predicted_us, 3 * u + kL + 3);
+  // The engine: s + two copies (the root's in, the readers' out).
+  ASSERT_EQ(ranked.front().spec.name, "shm");
+  EXPECT_DOUBLE_EQ(ranked.front().predicted_us, 1 + 2 * (0.1 + 0.25));
+  // Scatter's root copies every block in: s + c(P m) + c(m).
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("scatter", 4, 1024, m), "shm").predicted_us,
+                   1 + (0.1 + 1.0) + (0.1 + 0.25));
+  // Beyond shm_max_bytes (256 KiB) the engine is no candidate; without host
+  // terms it is none anywhere.
+  for (const Candidate& c : rank_candidates("bcast", 4, 1 << 20, m))
+    EXPECT_NE(c.spec.name, "shm");
+  for (const Candidate& c : rank_candidates("bcast", 4, 1024, linear_model()))
+    EXPECT_NE(c.spec.name, "shm");
+}
+
+TEST(Tune, ShmRowsAreFollowedByTheFastestScheduleForCallsShmCannotTake) {
+  const coll::PortModel m = model_with_host_terms();
+  Tuning t = tune(make_grid("4", "1KiB,1MiB", {"bcast"}), m);
+  ASSERT_EQ(t.cells.size(), 2u);
+  EXPECT_EQ(t.cells[0].chosen.name, "shm");
+  const coll::AlgorithmSpec fallback = t.cells[0].ranked[1].spec;
+  EXPECT_NE(fallback.name, "shm");
+  const coll::SelectTable table = to_table(t);
+  ASSERT_EQ(table.collectives.size(), 1u);
+  const std::vector<coll::SelectRow>& rows = table.collectives[0].rows;
+  // hier kept first; no unconditional built-in shm row; then the model's.
+  ASSERT_GE(rows.size(), 4u);
+  EXPECT_EQ(rows[0].algorithm.name, "hier");
+  EXPECT_EQ(rows[1].algorithm.name, "shm");
+  EXPECT_EQ(rows[1].bytes.max, (uint64_t{1} << 20) - 1);
+  EXPECT_EQ(rows[1].ranks.min, 4u);
+  // A 1 KiB call at 4 ranks that shm cannot take: the first other row that
+  // matches is the model's fastest schedule.
+  const coll::CallFacts facts = call_facts({"bcast", 4, 1024, true});
+  const coll::SelectRow* hit = nullptr;
+  for (size_t i = 2; i < rows.size() && hit == nullptr; ++i)
+    if (rows[i].matches(facts)) hit = &rows[i];
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->algorithm.to_string(), fallback.to_string());
+  for (const coll::SelectRow& r : rows)
+    EXPECT_FALSE(r.algorithm.name == "shm" && !r.bytes.bounded()) << r.conditions();
+}
+
 TEST(Tune, GridTextsAreParsedAndBadOnesRefusedWithTheirCause) {
   EXPECT_EQ(parse_ranks("2-4,16:64,3"), (std::vector<int>{2, 3, 4, 16, 32, 64}));
   EXPECT_EQ(message_of([] { parse_ranks("1-4"); }),
