@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "rma/abandon.hpp"
 #include "rma/crc32c.hpp"
 #include "rma/ring_state.hpp"
-#include "sched/executor.hpp"
 #include "sched/wait.hpp"
 
 namespace grove::rma {
@@ -72,10 +72,14 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
     } catch (const Error& error) {
       // The gets cannot be stopped: the ring is broken, and the receive
       // buffer is not handed back while they may still write into it
-      // (bounded by cancel_wait_ms).
+      // (rma/abandon.hpp: wait, then give up on the writer's connection).
       broken = error;
-      sched::await_cancelled(transport, [&] { return lane.fetch_flight.busy == 0; });
-      throw;
+      if (!abandon_rma(transport, lane.spec.src, [&] { return lane.fetch_flight.busy == 0; })) {
+        broken = Error(error.code(), fmt::format("{} (the fetch could not be stopped: the "
+                                                 "transport may still write the receive buffer)",
+                                                 error.what()));
+      }
+      throw *broken;
     }
     if (lane.fetch_flight.failed) {
       broken = Error(lane.fetch_flight.code,

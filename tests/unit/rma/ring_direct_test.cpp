@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/params.hpp"
@@ -308,6 +309,41 @@ TEST(RingDirect, ShortBufferIsTruncatedBeforeTheFetch) {
     }
     ASSERT_EQ(rig.recv(enough), 30000u);
     EXPECT_EQ(enough, message(1, 30000));
+  }
+}
+
+// A fetch whose writer never answers (MemoryWorld::hold_rma) times out and
+// breaks the ring, and the receive does not return while the get could
+// still write the receive buffer: a writer that answers later writes
+// nothing into it.
+TEST(RingDirect, AFetchThatTimesOutNeverWritesTheBufferLater) {
+  params::ScopedSet timeout("timeout_ms", "50");
+  params::ScopedSet cancel_wait("cancel_wait_ms", "20");
+  Rig rig(false, RingMode::safe, 2);
+  ASSERT_TRUE(rig.writer().try_send(1, message(1, 9000)));
+  rig.settle();
+  rig.world.hold_rma(0);
+  std::vector<std::byte> out(kCapacity, std::byte{0x5a});
+  std::string error = "no error";
+  try {
+    (void)rig.reader().try_recv(0, out);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::timeout);
+    error = e.what();
+  }
+  EXPECT_NE(error.find("fetch of message 1 (9000 B)"), std::string::npos) << error;
+  EXPECT_EQ(error.find("could not be stopped"), std::string::npos) << error;
+  rig.world.release_rma(0);
+  rig.settle();
+  EXPECT_EQ(std::count(out.begin(), out.end(), std::byte{0x5a}), static_cast<ptrdiff_t>(kCapacity))
+      << "the abandoned fetch wrote into the receive buffer";
+  EXPECT_EQ(rig.in().delivered, 0u);
+  // The ring is broken: the same error again, nothing fetched.
+  try {
+    (void)rig.reader().try_recv(0, out);
+    ADD_FAILURE() << "a broken ring received";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), error);
   }
 }
 
