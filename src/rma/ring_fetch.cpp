@@ -31,19 +31,31 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
   uint64_t offset = 0, guard = 0;
   std::memcpy(&offset, slot + kSlotHeader, 8);
   std::memcpy(&guard, slot + kSlotHeader + kDescriptorBytes, 8);
+  // Raw mode: the writer may be rewriting the slot for a later message
+  // while it is read (it clears seq first), so a check that fails counts
+  // only if seq still says e afterwards; otherwise the message was
+  // overwritten.
+  const bool raw = layout.mode() == RingMode::raw;
+  auto rewritten = [&] {
+    if (!raw) return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    *overwritten = header->seq.load(std::memory_order_relaxed) != e;
+    return *overwritten;
+  };
   const uint64_t block_offset =
       lane.blocks_offset + ((e - 1) % lane.spec.depth) * lane.block_stride;
   if (lane.block_stride == 0 || guard != ~e || length > lane.spec.capacity ||
       offset != block_offset + 8) {
-    count_corrupt(lane, e);
+    if (!rewritten()) count_corrupt(lane, e);
     return std::nullopt;
   }
-  if (length > out.size()) {
+  if (length > out.size() && !rewritten()) {
     throw Error(Errc::truncated,
                 fmt::format("rank {}: {}: message {} has {} B, the receive buffer {} B; "
                             "nothing was consumed",
                             rank(), lane_name(lane.spec), e, length, out.size()));
   }
+  if (*overwritten) return std::nullopt;
   uint32_t crc = 0;
   uint64_t block_seq = 0;
   if (lane.writer_mapped != nullptr) {
@@ -93,7 +105,7 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
     block_seq = lane.fetched_seq;
   }
   if (block_seq != e) {
-    if (layout.mode() == RingMode::raw) {
+    if (raw) {
       *overwritten = true;
     } else {
       count_corrupt(lane, e);
@@ -101,7 +113,7 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
     return std::nullopt;
   }
   if (crc != stored_crc) {
-    count_corrupt(lane, e);
+    if (!rewritten()) count_corrupt(lane, e);
     return std::nullopt;
   }
   return length;

@@ -97,12 +97,21 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
         if (header->seq.load(std::memory_order_acquire) != e) continue;
         return std::nullopt;
       }
+      // Raw mode: a header read while the writer rewrites the slot may mix
+      // two messages; a check that fails counts only if seq still says e.
+      auto rewritten = [&] {
+        if (!raw) return false;
+        std::atomic_thread_fence(std::memory_order_acquire);
+        return header->seq.load(std::memory_order_relaxed) != e;
+      };
       const size_t length = header->len;
       if (kind != kSlotInline || length > lane.inline_capacity) {
+        if (rewritten()) continue;
         count_corrupt(lane, e);
         return std::nullopt;
       }
       if (length > out.size()) {
+        if (rewritten()) continue;
         throw Error(Errc::truncated,
                     fmt::format("rank {}: {}: message {} has {} B, the receive buffer {} B; "
                                 "nothing was consumed",
