@@ -7,6 +7,7 @@
 // rows: mode, background, metric, payload, repeat, value; rank 0 prints the
 // median and its 95% bootstrap CI per cell (docs/rma.md).
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "core/params.hpp"
 #include "core/stats.hpp"
 #include "grove/grove.hpp"
 #include "suite/runner.hpp"
@@ -28,7 +30,9 @@ using Clock = std::chrono::steady_clock;
 
 struct RmaBenchArgs {
   std::string modes = "safe,raw,p2p";
-  std::string sizes = "64:256KiB:8";
+  // The seed's payloads, and 64 KiB and 128 KiB on both sides of the
+  // default ring_direct_bytes (docs/rma.md, "Large messages").
+  std::string sizes = "64:256KiB:8,64KiB,128KiB";
   std::string tsv;
   int repeats = 11;
   int pingpongs = 2000;                // per repeat (a quarter at 32 KiB and above)
@@ -223,6 +227,8 @@ RmaBenchPlan interpret(const RmaBenchArgs& args) {
     pos = comma + 1;
   }
   plan.sizes = bench::parse_sizes(args.sizes);
+  std::sort(plan.sizes.begin(), plan.sizes.end());
+  plan.sizes.erase(std::unique(plan.sizes.begin(), plan.sizes.end()), plan.sizes.end());
   const std::vector<size_t> stream = bench::parse_sizes(args.stream_bytes);
   if (stream.size() != 1) {
     throw Error(Errc::usage, fmt::format("--stream-bytes '{}' is not one size", args.stream_bytes));
@@ -287,7 +293,14 @@ int run_rma_bench(const RmaBenchArgs& args) {
   }
   fmt::print("# grove rma-bench: {} ranks, {} repeats, depth {}, {}background\n", world.size(),
              args.repeats, args.depth, args.background ? "" : "no ");
-  fmt::print("{:<6} {:>9} {:<16} {:>12} {:>26}\n", "mode", "payload", "metric", "median", "95% CI");
+  // Ring payloads above ring_direct_bytes travel by descriptor: the slot
+  // names the payload in the writer's memory and the reader fetches it.
+  const auto direct_bytes =
+      static_cast<uint64_t>(params::Registry::global().get("ring_direct_bytes").as_int);
+  fmt::print("# ring_direct_bytes {}: ring payloads above it travel by descriptor (path)\n",
+             params::format_bytes(direct_bytes));
+  fmt::print("{:<6} {:>9} {:<16} {:>12} {:>26}  {}\n", "mode", "payload", "metric", "median",
+             "95% CI", "path");
   // Cells in the order first measured: (mode, payload, metric).
   std::vector<std::string> keys;
   std::map<std::string, std::vector<double>> values;
@@ -304,8 +317,9 @@ int run_rma_bench(const RmaBenchArgs& args) {
   for (const std::string& key : keys) {
     const Row& r = *first[key];
     const stats::Summary s = stats::summarize(values[key], key);
-    fmt::print("{:<6} {:>9} {:<16} {:>12.4g} [{:.4g}, {:.4g}]\n", r.mode, r.payload, r.metric,
-               s.median, s.median_ci.lo, s.median_ci.hi);
+    const char* path = r.mode == "p2p" ? "" : r.payload > direct_bytes ? "  descriptor" : "  slot";
+    fmt::print("{:<6} {:>9} {:<16} {:>12.4g} [{:.4g}, {:.4g}]{}\n", r.mode, r.payload, r.metric,
+               s.median, s.median_ci.lo, s.median_ci.hi, path);
   }
   return 0;
 }

@@ -17,8 +17,12 @@
 //   finds messages overwritten skips to the oldest one left, in order, and
 //   counts the gap as `lost`. Once the reader has seen the last message sent,
 //   delivered + lost == sent.
-// A slot that fails its checks (guard, length, CRC-32C) is counted
-// `corrupt` and read again later. In safe mode a slot holding a later
+// On a lane whose capacity exceeds the parameter ring_direct_bytes (64 KiB
+// by default, the same on every rank), a longer message stays in the
+// writer's memory and its slot carries a descriptor; the reader fetches the
+// payload with one get straight into the receive buffer.
+// A slot that fails its checks (guard, length, descriptor, CRC-32C) is
+// counted `corrupt` and read again later. In safe mode a slot holding a later
 // message than expected (the writer lapped the reader) is an error.
 // docs/rma.md has the protocol, its costs and measurements.
 //

@@ -15,6 +15,12 @@
 namespace grove::rma {
 namespace {
 
+const params::BytesParam ring_direct_bytes{
+    "ring_direct_bytes", 65536, 0, uint64_t{1} << 30,
+    "ring lanes whose capacity exceeds this: a message longer than this travels by descriptor "
+    "(the writer stages it in its own memory, the reader fetches it with one get); every rank "
+    "must use the same value (docs/rma.md, \"Large messages\")"};
+
 const params::BytesParam ring_chunk_bytes{
     "ring_chunk_bytes", 8192, 256, uint64_t{1} << 30,
     "safe ring lanes: a message longer than this is written into its slot in chunks of this "
@@ -78,7 +84,7 @@ bool RingEndpoint::State::in_flight() const {
     }
   }
   for (const InLane& i : in) {
-    if (i.ack_flight.busy > 0) return true;
+    if (i.ack_flight.busy > 0 || i.fetch_flight.busy > 0) return true;
   }
   return false;
 }
@@ -140,7 +146,7 @@ void RingEndpoint::State::wait(const std::function<bool()>& ready,
 RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> lanes,
                            RingMode mode) {
   const int me = group->rank();
-  RingLayout layout(std::move(lanes), mode, group->size(), me);
+  RingLayout layout(std::move(lanes), mode, group->size(), me, ring_direct_bytes.get());
   state_ = std::make_shared<State>(group, std::move(layout));
   State& s = *state_;
   s.chunk_bytes = ring_chunk_bytes.get();
@@ -172,7 +178,13 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       OutLane o;
       o.lane = lane;
       o.spec = l;
-      o.stride = slot_stride(l.capacity);
+      o.stride = s.layout.stride(lane);
+      o.inline_capacity = s.layout.inline_capacity(lane);
+      if (s.layout.direct(lane)) {
+        o.blocks_offset = s.layout.staging_offset(lane);
+        o.blocks = base + o.blocks_offset;
+        o.block_stride = s.layout.staging_stride(lane);
+      }
       o.target = s.regions.targets[static_cast<size_t>(l.dst)].get();
       o.inbox = s.layout.inbox_offset(lane);
       if (o.target->mapped() != nullptr) o.mapped = o.target->mapped() + o.inbox;
@@ -188,13 +200,19 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       InLane in;
       in.lane = lane;
       in.spec = l;
-      in.stride = slot_stride(l.capacity);
+      in.stride = s.layout.stride(lane);
+      in.inline_capacity = s.layout.inline_capacity(lane);
+      if (s.layout.direct(lane)) {
+        in.blocks_offset = s.layout.staging_offset(lane);
+        in.block_stride = s.layout.staging_stride(lane);
+      }
       in.header = reinterpret_cast<LaneHeader*>(base + s.layout.inbox_offset(lane));
       in.slots = base + s.layout.inbox_offset(lane) + sizeof(LaneHeader);
       in.owner = &s;
       in.credit_target = s.regions.targets[static_cast<size_t>(l.src)].get();
       in.credit_offset = s.layout.credit_offset(lane);
       if (in.credit_target->mapped() != nullptr) {
+        in.writer_mapped = in.credit_target->mapped();
         in.credit_mapped =
             reinterpret_cast<CreditLine*>(in.credit_target->mapped() + in.credit_offset);
       }

@@ -11,6 +11,10 @@
 // in chunks, each published in the lane's progress word, so the reader
 // copies chunk k while the writer writes chunk k+1. Without a mapping the
 // image is put through the transport, seq in a separate put after a fence.
+// On a direct lane (capacity above ring_direct_bytes) a longer message is
+// staged in the writer's own memory and the slot carries a descriptor; the
+// reader fetches the payload with one get and checks the staging block's
+// seq and the CRC (ring_fetch.cpp; docs/rma.md "Large messages").
 //
 // Reading polls this rank's own memory only: slot (e - 1) mod depth for the
 // expected message e. seq == e: copy out, check guard (~seq), length and

@@ -21,9 +21,11 @@ struct EncodedLane {
 struct EncodedHeader {
   uint32_t mode;
   uint32_t count;
+  uint64_t direct_bytes;
 };
 
-std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode, bool* ok) {
+std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode,
+                             uint64_t* direct_bytes, bool* ok) {
   std::vector<LaneSpec> lanes;
   *ok = false;
   EncodedHeader header{};
@@ -31,6 +33,7 @@ std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode, b
   std::memcpy(&header, bytes.data(), sizeof(header));
   if (bytes.size() != sizeof(header) + header.count * sizeof(EncodedLane)) return lanes;
   *mode = static_cast<RingMode>(header.mode);
+  *direct_bytes = header.direct_bytes;
   for (uint32_t i = 0; i < header.count; ++i) {
     EncodedLane e{};
     std::memcpy(&e, bytes.data() + sizeof(header) + i * sizeof(EncodedLane), sizeof(e));
@@ -51,8 +54,9 @@ std::string RingLayout::describe(const LaneSpec& lane) {
                      lane.capacity);
 }
 
-RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank)
-    : mode_(mode), size_(size), lanes_(std::move(lanes)) {
+RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank,
+                       uint64_t direct_bytes)
+    : mode_(mode), size_(size), direct_bytes_(direct_bytes), lanes_(std::move(lanes)) {
   if (mode != RingMode::safe && mode != RingMode::raw) {
     throw Error(Errc::invalid_argument,
                 fmt::format("rank {}: ring: mode {} is neither safe nor raw", rank,
@@ -92,16 +96,36 @@ RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int
   region_bytes_.assign(static_cast<size_t>(size), 0);
   inbox_offset_.assign(lanes_.size(), 0);
   credit_offset_.assign(lanes_.size(), 0);
+  staging_offset_.assign(lanes_.size(), 0);
   for (size_t i = 0; i < lanes_.size(); ++i) {
     size_t& end = region_bytes_[static_cast<size_t>(lanes_[i].dst)];
     inbox_offset_[i] = end;
-    end += sizeof(LaneHeader) + lanes_[i].depth * slot_stride(lanes_[i].capacity);
+    end += sizeof(LaneHeader) + lanes_[i].depth * stride(static_cast<int>(i));
   }
   for (size_t i = 0; i < lanes_.size(); ++i) {
     size_t& end = region_bytes_[static_cast<size_t>(lanes_[i].src)];
     credit_offset_[i] = end;
     end += sizeof(CreditLine);
   }
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    if (!direct(static_cast<int>(i))) continue;
+    size_t& end = region_bytes_[static_cast<size_t>(lanes_[i].src)];
+    staging_offset_[i] = end;
+    end += lanes_[i].depth * staging_stride(static_cast<int>(i));
+  }
+}
+
+uint64_t RingLayout::inline_capacity(int lane) const {
+  const uint64_t capacity = lanes_[static_cast<size_t>(lane)].capacity;
+  if (capacity <= direct_bytes_) return capacity;
+  return std::max<uint64_t>(direct_bytes_, kDescriptorBytes);
+}
+
+size_t RingLayout::staging_stride(int lane) const {
+  if (!direct(lane)) return 0;
+  // [seq u64][payload], to a cache line.
+  return (8 + lanes_[static_cast<size_t>(lane)].capacity + kCacheLine - 1) / kCacheLine *
+         kCacheLine;
 }
 
 int RingLayout::find(int src, int dst) const {
@@ -113,11 +137,12 @@ int RingLayout::find(int src, int dst) const {
 
 size_t RingLayout::slot_offset(int lane, uint64_t seq) const {
   const LaneSpec& l = lanes_[static_cast<size_t>(lane)];
-  return inbox_offset(lane) + sizeof(LaneHeader) + ((seq - 1) % l.depth) * slot_stride(l.capacity);
+  return inbox_offset(lane) + sizeof(LaneHeader) + ((seq - 1) % l.depth) * stride(lane);
 }
 
 std::vector<std::byte> RingLayout::encode() const {
-  const EncodedHeader header{static_cast<uint32_t>(mode_), static_cast<uint32_t>(lanes_.size())};
+  const EncodedHeader header{static_cast<uint32_t>(mode_), static_cast<uint32_t>(lanes_.size()),
+                             direct_bytes_};
   std::vector<std::byte> out(sizeof(header) + lanes_.size() * sizeof(EncodedLane));
   std::memcpy(out.data(), &header, sizeof(header));
   for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -129,8 +154,9 @@ std::vector<std::byte> RingLayout::encode() const {
 
 void RingLayout::check_same(std::span<const std::byte> other, int other_rank, int rank) const {
   RingMode theirs_mode{};
+  uint64_t theirs_direct = 0;
   bool ok = false;
-  const std::vector<LaneSpec> theirs = decode(other, &theirs_mode, &ok);
+  const std::vector<LaneSpec> theirs = decode(other, &theirs_mode, &theirs_direct, &ok);
   auto fail = [&](const std::string& difference) {
     throw Error(Errc::mismatch,
                 fmt::format("rank {}: ring: rank {}'s lane list differs from rank {}'s: {}; every "
@@ -140,6 +166,9 @@ void RingLayout::check_same(std::span<const std::byte> other, int other_rank, in
   if (!ok) fail(fmt::format("its description is malformed ({} bytes)", other.size()));
   if (theirs_mode != mode_) {
     fail(fmt::format("mode {} there, {} here", mode_name(theirs_mode), mode_name(mode_)));
+  }
+  if (theirs_direct != direct_bytes_) {
+    fail(fmt::format("ring_direct_bytes {} there, {} here", theirs_direct, direct_bytes_));
   }
   for (size_t i = 0; i < std::max(theirs.size(), lanes_.size()); ++i) {
     if (i >= theirs.size()) fail(fmt::format("lane {} missing there", describe(lanes_[i])));

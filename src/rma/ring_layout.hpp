@@ -10,12 +10,23 @@
 //     depth slots of slot_stride bytes
 //   for each lane with src == m (its credits):
 //     CreditLine
+//   for each lane with src == m whose capacity exceeds direct_bytes (its
+//   staging area):
+//     depth blocks of staging_stride bytes, each [seq u64][payload]
 //
 // Slot (every field little-endian, the slot 64-byte aligned):
 //   [seq u64][len u64][crc32c u32][pad u32][payload, len bytes, padded to 8][guard u64 = ~seq]
 // seq 0 means empty; messages on a lane are numbered 1, 2, ...; message s
 // lives in slot (s - 1) mod depth. The guard follows the payload, so a slot
 // image is 32 + round8(len) bytes; capacity bounds len.
+//
+// Direct lanes (capacity > direct_bytes, docs/rma.md "Large messages"): a
+// slot holds a message of at most direct_bytes inline (kind 0 in the pad
+// word) or, for a longer one, a descriptor (kind 1): len and crc32c describe
+// the payload, the slot's payload is [offset u64], where the payload lies in
+// the writer's region (its staging block for slot (s - 1) mod depth), and
+// the reader fetches it from there with one get. Slots of a direct lane are
+// sized for max(direct_bytes, 8) bytes; the capacity is in the staging area.
 
 #include <atomic>
 #include <cstddef>
@@ -41,12 +52,18 @@ inline constexpr size_t kGuardBytes = 8;
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint32_t kMaxDepth = 1u << 20;
 inline constexpr uint64_t kMaxCapacity = uint64_t{1} << 30;
+// direct_bytes that makes no lane direct.
+inline constexpr uint64_t kNeverDirect = ~uint64_t{0};
+// The pad word of a slot: what its payload is.
+inline constexpr uint32_t kSlotInline = 0;
+inline constexpr uint32_t kSlotDescriptor = 1;
+inline constexpr size_t kDescriptorBytes = 8;  // [offset u64]
 
 struct SlotHeader {
   std::atomic<uint64_t> seq;
   uint64_t len;
   uint32_t crc;
-  uint32_t pad;
+  uint32_t kind;  // kSlotInline or kSlotDescriptor
 };
 static_assert(sizeof(SlotHeader) == kSlotHeader);
 
@@ -89,9 +106,12 @@ class RingLayout {
   // members. Throws grove::Error(invalid_argument) naming `rank`, the lane
   // and the cause: a rank outside the group, src == dst, a zero or too large
   // depth, a capacity above kMaxCapacity, two lanes with one (src, dst).
-  RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank);
+  // A lane whose capacity exceeds `direct_bytes` is direct (see above).
+  RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank,
+             uint64_t direct_bytes = kNeverDirect);
 
   RingMode mode() const { return mode_; }
+  uint64_t direct_bytes() const { return direct_bytes_; }
   int size() const { return size_; }
   const std::vector<LaneSpec>& lanes() const { return lanes_; }
   // Index of the lane (src, dst), or -1.
@@ -103,6 +123,17 @@ class RingLayout {
   size_t slot_offset(int lane, uint64_t seq) const;
   // In the source's region.
   size_t credit_offset(int lane) const { return credit_offset_[static_cast<size_t>(lane)]; }
+
+  // Whether messages above direct_bytes travel by descriptor on this lane.
+  bool direct(int lane) const { return lanes_[static_cast<size_t>(lane)].capacity > direct_bytes_; }
+  // The longest payload a slot of the lane holds, and the slot stride.
+  uint64_t inline_capacity(int lane) const;
+  size_t stride(int lane) const { return slot_stride(inline_capacity(lane)); }
+  // Direct lanes, in the source's region: the staging area (depth blocks of
+  // staging_stride bytes; block i holds the payload of the message in slot
+  // i). Zero for other lanes.
+  size_t staging_offset(int lane) const { return staging_offset_[static_cast<size_t>(lane)]; }
+  size_t staging_stride(int lane) const;
 
   // The agreement header (mode and lanes, sorted), identical on every
   // member that was given the same lanes and mode.
@@ -117,8 +148,9 @@ class RingLayout {
  private:
   RingMode mode_;
   int size_;
+  uint64_t direct_bytes_;
   std::vector<LaneSpec> lanes_;
-  std::vector<size_t> region_bytes_, inbox_offset_, credit_offset_;
+  std::vector<size_t> region_bytes_, inbox_offset_, credit_offset_, staging_offset_;
 };
 
 }  // namespace grove::rma

@@ -82,12 +82,36 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
     const std::byte* payload = slot + kSlotHeader;
     const uint64_t seq = header->seq.load(std::memory_order_acquire);
     if (seq == e) {
+      const uint32_t kind = header->kind;
+      if (kind == kSlotDescriptor) {
+        bool overwritten = false;
+        const std::optional<size_t> got = fetch(lane, slot, out, &overwritten);
+        if (got) {
+          deliver(lane, start);
+          return got;
+        }
+        if (!overwritten) return std::nullopt;
+        // Raw mode: the block was rewritten while fetched; the slot says
+        // by what once the writer's descriptor lands.
+        lane.partial_seq = 0;
+        if (header->seq.load(std::memory_order_acquire) != e) continue;
+        return std::nullopt;
+      }
+      // Raw mode: a header read while the writer rewrites the slot may mix
+      // two messages; a check that fails counts only if seq still says e.
+      auto rewritten = [&] {
+        if (!raw) return false;
+        std::atomic_thread_fence(std::memory_order_acquire);
+        return header->seq.load(std::memory_order_relaxed) != e;
+      };
       const size_t length = header->len;
-      if (length > lane.spec.capacity) {
+      if (kind != kSlotInline || length > lane.inline_capacity) {
+        if (rewritten()) continue;
         count_corrupt(lane, e);
         return std::nullopt;
       }
       if (length > out.size()) {
+        if (rewritten()) continue;
         throw Error(Errc::truncated,
                     fmt::format("rank {}: {}: message {} has {} B, the receive buffer {} B; "
                                 "nothing was consumed",
@@ -142,7 +166,7 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       if ((progress >> 32) == (e & 0xffffffffu)) {
         const size_t available = progress & 0xffffffffu;
         const size_t length = header->len;
-        if (length <= lane.spec.capacity && available <= length) {
+        if (length <= lane.inline_capacity && available <= length) {
           if (length > out.size()) {
             throw Error(Errc::truncated,
                         fmt::format("rank {}: {}: message {} has {} B, the receive buffer {} B; "

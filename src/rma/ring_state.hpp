@@ -29,10 +29,24 @@ struct Flight {
   }
 };
 
+// What a descriptor slot says (ring_layout.hpp): the payload's offset in
+// the writer's region and its CRC-32C; its length is the message's.
+struct Descriptor {
+  uint64_t offset = 0;
+  uint32_t crc = 0;
+};
+
 struct OutLane {
   int lane = -1;
   LaneSpec spec;
   size_t stride = 0;
+  uint64_t inline_capacity = 0;  // longer messages travel by descriptor
+  // Direct lanes: the staging area in this rank's memory (block i: [seq
+  // u64][payload], for the message in slot i), its offset in this rank's
+  // region and the block stride.
+  std::byte* blocks = nullptr;
+  size_t blocks_offset = 0;
+  size_t block_stride = 0;
   RmaTarget* target = nullptr;   // the reader's region
   size_t inbox = 0;              // the lane's offset in it
   std::byte* mapped = nullptr;   // the lane's inbox through a mapping, or null
@@ -51,6 +65,15 @@ struct InLane {
   int lane = -1;
   LaneSpec spec;
   size_t stride = 0;
+  uint64_t inline_capacity = 0;
+  // Direct lanes: the writer's staging area (offset in its region, block
+  // stride), through a mapping or not; a fetch through the transport
+  // (payload, then the block's seq word) and the seq word it read.
+  size_t blocks_offset = 0;
+  size_t block_stride = 0;
+  const std::byte* writer_mapped = nullptr;
+  Flight fetch_flight;
+  uint64_t fetched_seq = 0;
   LaneHeader* header = nullptr;  // in this rank's memory
   std::byte* slots = nullptr;
   RmaTarget* credit_target = nullptr;  // the writer's region
@@ -96,13 +119,25 @@ struct RingEndpoint::State {
   // ring_writer.cpp
   bool try_send(OutLane& lane, std::span<const std::byte> message);
   void refresh_credits(OutLane& lane);
-  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
-  bool write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
+  // The slot of message `seq`: `message` inline, or (descriptor given) the
+  // descriptor of the staged `message`.
+  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
+                    const Descriptor* descriptor);
+  void write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
+                 const Descriptor* descriptor);
+  // A message above the lane's inline capacity: its payload into the
+  // staging block of its slot.
+  Descriptor stage(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
 
   // ring_reader.cpp. `partial`: a message being written may be copied
   // before it is complete (recv from one lane, not recv_any).
   std::optional<size_t> poll(InLane& lane, std::span<std::byte> out, bool partial);
   void deliver(InLane& lane, uint64_t expected_before);
+  // A descriptor slot for message e (ring_fetch.cpp): validates it, fetches
+  // the payload into `out` and checks it. The length, or nothing (counted
+  // corrupt, or, raw mode, overwritten while fetched: `overwritten` set).
+  std::optional<size_t> fetch(InLane& lane, const std::byte* slot, std::span<std::byte> out,
+                              bool* overwritten);
   void send_credit(InLane& lane);
   static void ack_done(void* context, const Status& status);
   void count_corrupt(InLane& lane, uint64_t seq);

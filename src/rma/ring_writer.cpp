@@ -1,6 +1,7 @@
 // RingEndpoint, the writing side (the protocol: rma/ring_endpoint.hpp).
 
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -41,23 +42,68 @@ bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> mes
       return false;
     }
   }
+  if (lane.mapped == nullptr) {
+    // The slot's previous puts read its staging image: wait for them.
+    Flight& flight = lane.flights[(seq - 1) % lane.spec.depth];
+    if (flight.busy > 0) {
+      group->transport().progress();
+      if (flight.busy > 0) return false;
+    }
+    if (flight.failed) {
+      throw Error(flight.code,
+                  fmt::format("rank {}: {}: an earlier put failed{}", rank(), lane_name(lane.spec),
+                              group->departed(lane.spec.dst)
+                                  ? fmt::format(": rank {} departed", lane.spec.dst)
+                                  : ""));
+    }
+  }
+  std::optional<Descriptor> descriptor;
+  if (message.size() > lane.inline_capacity) descriptor = stage(lane, seq, message);
+  const Descriptor* d = descriptor ? &*descriptor : nullptr;
   if (lane.mapped != nullptr) {
-    write_mapped(lane, seq, message);
-  } else if (!write_put(lane, seq, message)) {
-    return false;
+    write_mapped(lane, seq, message, d);
+  } else {
+    write_put(lane, seq, message, d);
   }
   lane.sent = seq;
   return true;
 }
 
+// The staging block of slot i holds [seq u64][payload] in this rank's own
+// memory. Its seq is cleared before the payload is rewritten and set after
+// (release), so a reader that fetched the payload and then reads seq == s
+// (acquire) fetched message s whole: in safe mode the credits already say
+// the block is free (message s - depth was consumed, fetch included); in
+// raw mode the writer may overwrite a block being fetched, which that
+// reader notices. Raw mode also clears the slot's seq first (through a
+// mapping), so a reader never pairs the old descriptor with a new payload.
+Descriptor RingEndpoint::State::stage(OutLane& lane, uint64_t seq,
+                                      std::span<const std::byte> message) {
+  const size_t block = (seq - 1) % lane.spec.depth;
+  if (layout.mode() == RingMode::raw && lane.mapped != nullptr) {
+    std::byte* slot = lane.mapped + sizeof(LaneHeader) + block * lane.stride;
+    reinterpret_cast<SlotHeader*>(slot)->seq.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  std::byte* base = lane.blocks + block * lane.block_stride;
+  auto* block_seq = reinterpret_cast<std::atomic<uint64_t>*>(base);
+  block_seq->store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  const uint32_t crc = crc32c_copy(0, base + 8, message.data(), message.size());
+  block_seq->store(seq, std::memory_order_release);
+  return Descriptor{lane.blocks_offset + block * lane.block_stride + 8, crc};
+}
+
 // Through the mapping: payload (with its CRC) first, then the CRC, the
-// length and the guard, then seq with release ordering, so a reader that
-// acquires seq == s sees the whole message. Raw mode may overwrite a slot
-// the reader is copying: seq is cleared first (a seqlock; the reader checks
-// seq again after its copy). Safe mode's slot is free (credits), and a long
-// message is published chunk by chunk in the lane's progress word.
+// length, the kind and the guard, then seq with release ordering, so a
+// reader that acquires seq == s sees the whole message. Raw mode may
+// overwrite a slot the reader is copying: seq is cleared first (a seqlock;
+// the reader checks seq again after its copy). Safe mode's slot is free
+// (credits), and a long inline message is published chunk by chunk in the
+// lane's progress word.
 void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
-                                       std::span<const std::byte> message) {
+                                       std::span<const std::byte> message,
+                                       const Descriptor* descriptor) {
   auto* lane_header = reinterpret_cast<LaneHeader*>(lane.mapped);
   std::byte* slot = lane.mapped + sizeof(LaneHeader) + ((seq - 1) % lane.spec.depth) * lane.stride;
   auto* header = reinterpret_cast<SlotHeader*>(slot);
@@ -69,7 +115,14 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   }
   header->len = length;
   uint32_t crc = 0;
-  if (layout.mode() == RingMode::safe && length > chunk_bytes) {
+  size_t body = length;
+  if (descriptor != nullptr) {
+    std::memcpy(payload, &descriptor->offset, 8);
+    crc = descriptor->crc;
+    body = kDescriptorBytes;
+    header->kind = kSlotDescriptor;
+  } else if (layout.mode() == RingMode::safe && length > chunk_bytes) {
+    header->kind = kSlotInline;
     const uint64_t tag = (seq & 0xffffffffu) << 32;
     size_t done = 0;
     while (done < length) {
@@ -78,12 +131,13 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
       done += n;
       if (done < length) lane_header->progress.store(tag | done, std::memory_order_release);
     }
-  } else if (length > 0) {
-    crc = crc32c_copy(0, payload, message.data(), length);
+  } else {
+    header->kind = kSlotInline;
+    if (length > 0) crc = crc32c_copy(0, payload, message.data(), length);
   }
   header->crc = crc;
   const uint64_t guard = ~seq;
-  std::memcpy(payload + round8(length), &guard, sizeof(guard));
+  std::memcpy(payload + round8(body), &guard, sizeof(guard));
   header->seq.store(seq, std::memory_order_release);
   // Store seq, then read the reader's sleeping word (the reader stores the
   // word, then reads seq): one of the two sees the other's store.
@@ -94,30 +148,31 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
 // Through the transport: the image is built in the slot's staging buffer
 // and put in two parts, the body, then (after a fence) seq, so a reader
 // never sees seq before the body. Raw mode first clears the slot's seq
-// (another fenced put).
-bool RingEndpoint::State::write_put(OutLane& lane, uint64_t seq,
-                                    std::span<const std::byte> message) {
+// (another fenced put). The caller checked that the slot's earlier puts
+// completed.
+void RingEndpoint::State::write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
+                                    const Descriptor* descriptor) {
   const size_t slot = (seq - 1) % lane.spec.depth;
   Flight& flight = lane.flights[slot];
-  if (flight.busy > 0) {
-    group->transport().progress();
-    if (flight.busy > 0) return false;
-  }
-  if (flight.failed) {
-    throw Error(flight.code,
-                fmt::format("rank {}: {}: an earlier put failed{}", rank(), lane_name(lane.spec),
-                            group->departed(lane.spec.dst)
-                                ? fmt::format(": rank {} departed", lane.spec.dst)
-                                : ""));
-  }
   std::byte* image = lane.staging.data() + slot * lane.stride;
   const size_t length = message.size();
   const uint64_t len64 = length;
   std::memcpy(image + 8, &len64, 8);
-  const uint32_t crc = length > 0 ? crc32c_copy(0, image + kSlotHeader, message.data(), length) : 0;
+  uint32_t crc = 0;
+  size_t body = length;
+  uint32_t kind = kSlotInline;
+  if (descriptor != nullptr) {
+    std::memcpy(image + kSlotHeader, &descriptor->offset, 8);
+    crc = descriptor->crc;
+    body = kDescriptorBytes;
+    kind = kSlotDescriptor;
+  } else if (length > 0) {
+    crc = crc32c_copy(0, image + kSlotHeader, message.data(), length);
+  }
   std::memcpy(image + 16, &crc, 4);
+  std::memcpy(image + 20, &kind, 4);
   const uint64_t guard = ~seq;
-  std::memcpy(image + kSlotHeader + round8(length), &guard, 8);
+  std::memcpy(image + kSlotHeader + round8(body), &guard, 8);
   std::memcpy(image, &seq, 8);
   static const uint64_t kZero = 0;
   Transport& transport = group->transport();
@@ -128,12 +183,11 @@ bool RingEndpoint::State::write_put(OutLane& lane, uint64_t seq,
     transport.rma_fence();
   }
   flight.busy += 2;
-  transport.rma_put(*lane.target, offset + 8, image + 8, image_bytes(length) - 8, &Flight::done,
+  transport.rma_put(*lane.target, offset + 8, image + 8, image_bytes(body) - 8, &Flight::done,
                     &flight);
   transport.rma_fence();
   transport.rma_put(*lane.target, offset, image, 8, &Flight::done, &flight);
   wake(lane.spec.dst);  // the reader's sleeping word is out of reach: always
-  return true;
 }
 
 }  // namespace grove::rma

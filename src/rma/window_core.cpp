@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rma/abandon.hpp"
 #include "rma/word_ops.hpp"
 #include "sched/wait.hpp"
 
@@ -219,6 +220,24 @@ void WindowCore::wait(const std::function<bool()>& done, const std::string& what
   sched::wait_until(group_->transport(), group_->notice_fd(), done, what);
 }
 
+// A blocking operation's wait failed (a timeout, a departure): the
+// transport may still read or write the caller's buffer, so the call does
+// not return before the operation completed or the connection to `target`
+// was given up (rma/abandon.hpp). If even that does not end it, its
+// completion state stays alive with the window and the error says so.
+void WindowCore::await(const std::shared_ptr<void>& keep, const std::function<bool()>& done,
+                       int target, const std::string& what) {
+  try {
+    wait(done, what);
+  } catch (const Error& e) {
+    if (abandon_rma(group_->transport(), target, FunctionRef<bool()>(done))) throw;
+    inflight_->orphans.push_back(keep);
+    throw Error(e.code(), fmt::format("{} (the operation could not be stopped: the transport may "
+                                      "still access its buffer)",
+                                      e.what()));
+  }
+}
+
 void WindowCore::raise_failures(const char* call, int target) {
   if (!inflight_->failed) return;
   inflight_->failed = false;
@@ -245,13 +264,9 @@ void WindowCore::put(int target, size_t index, const std::byte* data, size_t n) 
   // The caller may reuse `data` when this returns: wait for local completion.
   auto single = std::make_shared<Single>();
   group_->transport().rma_put(t, offset, data, length, &Single::complete, single.get());
-  try {
-    wait([&] { return single->done; },
-         fmt::format("rank {}: {} put to rank {}", group_->rank(), name(), target));
-  } catch (...) {
-    inflight_->orphans.push_back(single);
-    throw;
-  }
+  await(
+      single, [&] { return single->done; }, target,
+      fmt::format("rank {}: {} put to rank {}", group_->rank(), name(), target));
   if (!single->status.ok) {
     inflight_->failed = true;
     inflight_->code = single->status.code;
@@ -271,13 +286,9 @@ void WindowCore::get(int target, size_t index, std::byte* out, size_t n) {
   }
   auto single = std::make_shared<Single>();
   group_->transport().rma_get(t, offset, out, length, &Single::complete, single.get());
-  try {
-    wait([&] { return single->done; },
-         fmt::format("rank {}: {} get from rank {}", group_->rank(), name(), target));
-  } catch (...) {
-    inflight_->orphans.push_back(single);
-    throw;
-  }
+  await(
+      single, [&] { return single->done; }, target,
+      fmt::format("rank {}: {} get from rank {}", group_->rank(), name(), target));
   if (!single->status.ok) {
     inflight_->failed = true;
     inflight_->code = single->status.code;
@@ -313,12 +324,8 @@ void WindowCore::accumulate(int target, size_t index, const std::byte* data, siz
       fmt::format("rank {}: {} accumulate to rank {}", group_->rank(), name(), target);
   RemoteWords words(group_->transport(), t,
                     [&](const std::shared_ptr<Single>& single, const char* step) {
-                      try {
-                        wait([&] { return single->done; }, what + " (" + step + ")");
-                      } catch (...) {
-                        inflight_->orphans.push_back(single);
-                        throw;
-                      }
+                      await(
+                          single, [&] { return single->done; }, target, what + " (" + step + ")");
                       if (!single->status.ok) {
                         inflight_->failed = true;
                         inflight_->code = single->status.code;
@@ -347,12 +354,8 @@ void WindowCore::fetch_and_op(int target, size_t index, const std::byte* operand
       fmt::format("rank {}: {} fetch_and_op at rank {}", group_->rank(), name(), target);
   RemoteWords words(group_->transport(), t,
                     [&](const std::shared_ptr<Single>& single, const char* step) {
-                      try {
-                        wait([&] { return single->done; }, what + " (" + step + ")");
-                      } catch (...) {
-                        inflight_->orphans.push_back(single);
-                        throw;
-                      }
+                      await(
+                          single, [&] { return single->done; }, target, what + " (" + step + ")");
                       if (!single->status.ok) {
                         inflight_->failed = true;
                         inflight_->code = single->status.code;
@@ -375,12 +378,8 @@ void WindowCore::compare_and_swap(int target, size_t index, const std::byte* com
       fmt::format("rank {}: {} compare_and_swap at rank {}", group_->rank(), name(), target);
   RemoteWords words(group_->transport(), t,
                     [&](const std::shared_ptr<Single>& single, const char* step) {
-                      try {
-                        wait([&] { return single->done; }, what + " (" + step + ")");
-                      } catch (...) {
-                        inflight_->orphans.push_back(single);
-                        throw;
-                      }
+                      await(
+                          single, [&] { return single->done; }, target, what + " (" + step + ")");
                       if (!single->status.ok) {
                         inflight_->failed = true;
                         inflight_->code = single->status.code;

@@ -66,6 +66,9 @@ class WindowCore {
   void check_access(const char* call, int target, size_t index, size_t n);
   RmaTarget& target_of(int target) { return *regions_.targets[static_cast<size_t>(target)]; }
   void wait(const std::function<bool()>& done, const std::string& what);
+  // wait() for one operation to `target` whose completion state is `keep`.
+  void await(const std::shared_ptr<void>& keep, const std::function<bool()>& done, int target,
+             const std::string& what);
   void wait_local(int target, const char* call);
   void raise_failures(const char* call, int target);
 

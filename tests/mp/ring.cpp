@@ -12,8 +12,13 @@
 //             reader looks: exactly 4 delivered (the last four, in order)
 //             and 996 lost; and a soak where every rank floods every other
 //             while reading: delivered + lost == sent on every lane, the
-//             delivered ones in increasing order with exact bytes.
+//             delivered ones in increasing order with exact bytes; and a
+//             raw soak of messages on both sides of ring_direct_bytes
+//             (64 B .. 256 KiB) to the right neighbour: the same invariant,
+//             nothing corrupt.
 //             Prints "ring ok: N ranks, C cases".
+//             Run with --param ring_direct_bytes=4096 too, so the large
+//             case's sizes fall below, at and above the threshold.
 //   errors    a message longer than the lane's capacity, a send on a lane
 //             that does not exist, a short receive buffer: named errors.
 //   mismatch  rank 0 passes a lane with another depth: every rank gets
@@ -260,12 +265,64 @@ struct Driver {
     ++cases;
   }
 
+  // Raw mode, every rank floods its right neighbour with messages on both
+  // sides of ring_direct_bytes (descriptors and one get above it) while
+  // its left neighbour's arrive; then the readers drain. delivered + lost
+  // == sent, the delivered ones increasing and exact, nothing corrupt (a
+  // block rewritten under a fetch is a loss, not a torn delivery).
+  void raw_large_soak() {
+    if (size() < 2) return;
+    constexpr uint64_t kPer = 400;
+    constexpr size_t kCapacity = 256 * 1024;
+    const std::vector<size_t> sizes{64, 4096, 4097, 32768, 65536 + 9, kCapacity};
+    std::vector<Lane> lanes;
+    for (int s = 0; s < size(); ++s)
+      lanes.push_back({s, (s + 1) % size(), 4, kCapacity});
+    Ring ring(comm, lanes, RingMode::raw);
+    const int right = (rank() + 1) % size();
+    const int left = (rank() - 1 + size()) % size();
+    auto length_of = [&](uint64_t seq) { return sizes[seq % sizes.size()] - seq % 5; };
+    std::vector<std::byte> buffer(kCapacity);
+    uint64_t last = 0, delivered = 0;
+    auto drain = [&] {
+      while (auto got = ring.try_recv(left, buffer)) {
+        const uint64_t seq = seq_of(buffer.data());
+        if (seq <= last) {
+          throw std::runtime_error(
+              fmt::format("raw large soak: from rank {} message {} after {}", left, seq, last));
+        }
+        expect_message("raw large soak", buffer.data(), *got, left, seq, length_of(seq));
+        last = seq;
+        ++delivered;
+      }
+    };
+    for (uint64_t s = 1; s <= kPer; ++s) {
+      ring.send(right, message(rank(), s, length_of(s)));
+      if (s % 3 == 0) drain();
+    }
+    comm.barrier();
+    drain();
+    const auto& in = stats_of(ring.stats(), left, rank());
+    if (in.delivered + in.lost != kPer || in.delivered != delivered || last != kPer ||
+        in.corrupt != 0) {
+      throw std::runtime_error(fmt::format(
+          "raw large soak: from rank {}: delivered {} + lost {} != sent {} (seen {}, last {}, "
+          "corrupt {})",
+          left, in.delivered, in.lost, kPer, delivered, last, in.corrupt));
+    }
+    std::printf("rank %d raw large soak: %llu lost of %llu\n", rank(),
+                static_cast<unsigned long long>(in.lost), static_cast<unsigned long long>(kPer));
+    ring.close();
+    ++cases;
+  }
+
   void run_all() {
     safe_soak();
     large(RingMode::safe);
     large(RingMode::raw);
     raw_exact_loss();
     raw_soak();
+    raw_large_soak();
   }
 };
 

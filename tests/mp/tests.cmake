@@ -516,6 +516,23 @@ add_test(NAME rma.ring.through_ucx
 set_tests_properties(rma.ring.through_ucx PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
                      FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+# The same with ring_direct_bytes at 4 KiB: the large case's sizes lie
+# below, at and above it (descriptor slots and one get), through mappings
+# and through UCX's put/get.
+foreach(n 2 3)
+  add_test(NAME rma.ring.direct.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block
+                   --param ring_direct_bytes=4096 $<TARGET_FILE:mp_ring>)
+  set_tests_properties(rma.ring.direct.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "ring ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME rma.ring.direct.through_ucx
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+                 --param ring_direct_bytes=4096 $<TARGET_FILE:mp_ring>)
+set_tests_properties(rma.ring.direct.through_ucx PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 add_test(NAME rma.ring.errors
          COMMAND ${GROVE_EXPECT} 0 --match "too long: invalid argument: rank 0: ring lane 0 -> 1 \\(safe, depth 2, capacity 64 B\\): a message of 65 B exceeds the lane's slot capacity of 64 B; nothing was sent"
                  --match "no lane: invalid argument: rank 0: ring send to 2: no lane 0 -> 2"
@@ -531,10 +548,15 @@ add_test(NAME rma.ring.zero_depth
                  --match "ring zero ok"
                  -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
 set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
-# `grove rma-bench` runs end to end with tiny settings (no timing is checked).
+# `grove rma-bench` runs end to end with tiny settings (no timing is checked),
+# ring payloads below, at and above ring_direct_bytes (slot and descriptor).
 add_test(NAME bench.rma_bench.tiny
-         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block ${GROVE_TOOL} rma-bench
-                 --sizes 64,8KiB --repeats 2 --pingpongs 3 --stream-bytes 32KiB --background)
-set_tests_properties(bench.rma_bench.tiny PROPERTIES TIMEOUT 120
-                     PASS_REGULAR_EXPRESSION "raw +8192 delivered_pct"
-                     FAIL_REGULAR_EXPRESSION "FAILED;exited with code")
+         COMMAND ${GROVE_EXPECT} 0 --match "ring_direct_bytes 4KiB"
+                 --match "safe +4096 delivered_pct +100 .*  slot"
+                 --match "safe +8192 delivered_pct +100 .*  descriptor"
+                 --match "raw +8192 delivered_pct .*  descriptor"
+                 --match "p2p +8192 delivered_pct"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param ring_direct_bytes=4KiB
+                 ${GROVE_TOOL} rma-bench --sizes 8KiB,64,4KiB --repeats 2 --pingpongs 3
+                 --stream-bytes 32KiB --background)
+set_tests_properties(bench.rma_bench.tiny PROPERTIES TIMEOUT 120)

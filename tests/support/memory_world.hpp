@@ -21,6 +21,7 @@
 //   get or atomic acts on the target's memory at the call and completes at
 //   the caller's next progress(), as does a flush. Targets are mapped()
 //   unless Options::rma_mapped is false, which makes callers use put/get.
+//   hold_rma(t) stalls operations to t (below).
 //
 // Messages sent to rank d "arrive" only when d calls progress(). With a
 // non-zero seed, arrivals are shuffled across different (source, tag)
@@ -101,6 +102,15 @@ class MemoryWorld {
   // earlier if the world is stalled (nothing in flight, nothing happened).
   size_t run_until(const std::function<bool()>& pred, size_t max_rounds = 1000000,
                    std::string_view what = "run_until");
+
+  // A target that never answers: one-sided operations issued to `target`
+  // are neither performed nor completed until release_rma(target), which
+  // performs them then (a late write into the issuer's buffer, as a real
+  // transport would do), unless the issuer gave up on the connection
+  // first (Transport::cancel with CancelMode::fail_peer): then they
+  // complete with Errc::peer_failed and are never performed.
+  void hold_rma(int target);
+  void release_rma(int target);
 
   // Marks `rank` departed (see above) and wakes every rank.
   void depart(int rank);

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -107,8 +108,18 @@ std::optional<T> take_front(std::map<StreamKey, std::deque<T>>& map, const Strea
   return front;
 }
 
+// A one-sided operation to a target whose RMA is held (hold_rma): neither
+// performed nor complete until release_rma, or failed by fail_peer.
+struct HeldRma {
+  int peer = -1;
+  std::function<void()> act;
+  Completion completion;
+};
+
 struct RankState {
   std::deque<Message> in_transit;  // sent to this rank, not yet arrived
+  std::deque<HeldRma> held;        // issued by this rank to a held target
+  bool rma_held = false;           // one-sided operations to this rank wait
   // Keyed by (source, tag); each queue is in arrival (posting) order, so
   // matching is FIFO per stream. Empty queues are erased.
   std::map<StreamKey, std::deque<Message>> unexpected;  // arrived, not yet matched
@@ -304,11 +315,25 @@ class MemoryTransport final : public Transport {
   // removed and completes with Errc::cancelled at this rank's next
   // progress(). Anything else completes as it would have (an eager send's
   // bytes were copied when it was posted).
-  void cancel(int peer, Tag tag, void* context, CancelMode /*mode*/) override {
+  void cancel(int peer, Tag tag, void* context, CancelMode mode) override {
     world_.check_peer(peer, "cancel");
     std::lock_guard lock(world_.mutex);
     RankState& self = world_.ranks[rank_];
     const Status cancelled{false, Errc::cancelled, 0};
+    if (mode == CancelMode::fail_peer) {
+      // Giving up on the connection ends the one-sided operations held for
+      // the peer: never performed, completed as failed.
+      for (auto h = self.held.begin(); h != self.held.end();) {
+        if (h->peer != peer) {
+          ++h;
+          continue;
+        }
+        h->completion.status = Status{false, Errc::peer_failed, 0};
+        self.completions.push_back(h->completion);
+        h = self.held.erase(h);
+      }
+      self.wakeup.notify_all();
+    }
     if (auto it = self.posted.find({peer, tag}); it != self.posted.end()) {
       auto& queue = it->second;
       for (auto r = queue.begin(); r != queue.end(); ++r) {
@@ -396,14 +421,14 @@ class MemoryTransport final : public Transport {
                void* context) override {
     auto& t = checked(target, offset, length, "rma_put");
     one_sided(t.peer(), done, context, length,
-              [&] { std::memcpy(t.memory() + offset, data, length); });
+              [dst = t.memory() + offset, data, length] { std::memcpy(dst, data, length); });
   }
 
   void rma_get(RmaTarget& target, size_t offset, void* data, size_t length, CompletionFn done,
                void* context) override {
     auto& t = checked(target, offset, length, "rma_get");
     one_sided(t.peer(), done, context, length,
-              [&] { std::memcpy(data, t.memory() + offset, length); });
+              [src = t.memory() + offset, data, length] { std::memcpy(data, src, length); });
   }
 
   void rma_atomic(RmaTarget& target, size_t offset, const RmaAtomic& atomic, CompletionFn done,
@@ -414,8 +439,8 @@ class MemoryTransport final : public Transport {
           Errc::invalid_argument,
           fmt::format("MemoryWorld rma_atomic: width {} at offset {}", atomic.width, offset));
     }
-    one_sided(t.peer(), done, context, atomic.width, [&] {
-      const uint64_t old = apply_rma_atomic(t.memory() + offset, atomic);
+    one_sided(t.peer(), done, context, atomic.width, [word = t.memory() + offset, atomic] {
+      const uint64_t old = apply_rma_atomic(word, atomic);
       if (atomic.fetch != nullptr) *atomic.fetch = old;
     });
   }
@@ -461,12 +486,18 @@ class MemoryTransport final : public Transport {
   }
 
   // Acts on the target's memory now (unless it departed) and queues the
-  // completion for this rank's next progress().
-  template <class Act>
-  void one_sided(int peer, CompletionFn done, void* context, size_t length, Act&& act) {
+  // completion for this rank's next progress(); a held target keeps both
+  // for later (MemoryWorld::hold_rma).
+  void one_sided(int peer, CompletionFn done, void* context, size_t length,
+                 std::function<void()> act) {
     std::lock_guard lock(world_.mutex);
     RankState& self = world_.ranks[rank_];
     Completion completion{done, context, Status{true, Errc::internal, length}, false, true};
+    if (peer >= 0 && world_.ranks[peer].rma_held && !world_.ranks[peer].departed) {
+      if (length > 0) ++self.stats.rma_ops;
+      self.held.push_back(HeldRma{peer, std::move(act), completion});
+      return;
+    }
     if (peer >= 0 && world_.ranks[peer].departed) {
       completion.status = Status{false, Errc::peer_failed, 0};
     } else {
@@ -603,6 +634,30 @@ size_t MemoryWorld::run_until(const std::function<bool()>& pred, size_t max_roun
       throw Error(Errc::timeout, fmt::format("{}: stalled after {} rounds (nothing in flight)\n{}",
                                              what, round + 1, describe()));
     }
+  }
+}
+
+void MemoryWorld::hold_rma(int target) {
+  state_->check_peer(target, "hold_rma");
+  std::lock_guard lock(state_->mutex);
+  state_->ranks[target].rma_held = true;
+}
+
+void MemoryWorld::release_rma(int target) {
+  state_->check_peer(target, "release_rma");
+  std::lock_guard lock(state_->mutex);
+  state_->ranks[target].rma_held = false;
+  for (RankState& rs : state_->ranks) {
+    for (auto h = rs.held.begin(); h != rs.held.end();) {
+      if (h->peer != target) {
+        ++h;
+        continue;
+      }
+      h->act();
+      rs.completions.push_back(h->completion);
+      h = rs.held.erase(h);
+    }
+    rs.wakeup.notify_all();
   }
 }
 
