@@ -14,7 +14,8 @@
 // The plan (api/call_plan.hpp) is resolved once per shape and parameter
 // generation: selection (coll/select.hpp) for a blocking and for a
 // non-blocking call, the schedule, the stamp. A repeated call of one shape
-// costs a hash lookup, one Operation in recycled memory and one pooled
+// costs a few compares (a hash lookup when it is not among the most recent
+// shapes), one Operation in recycled memory and one pooled
 // execution state (or, on shared memory, none of these); nothing is parsed,
 // formatted or allocated.
 

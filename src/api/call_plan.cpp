@@ -51,10 +51,18 @@ size_t CallShapeHash::operator()(const CallShape& s) const {
 }
 
 const std::shared_ptr<const CallPlan>* PlanCache::find(const CallShape& shape) {
-  // A repeated call finds its plan in front without hashing.
-  if (!lru_.empty() && lru_.front()->shape == shape) {
-    ++hits_;
-    return &lru_.front();
+  // A repeated call finds its plan among the few most recent without
+  // hashing: a loop of one call finds it in front, and a loop that
+  // alternates a few calls (a barrier and a collective, say; the barrier has
+  // a plan too) one or two entries behind. Shapes of different collectives
+  // differ in their first word, so a miss here costs a compare or two.
+  auto recent = lru_.begin();
+  for (int i = 0; i < kRecentScan && recent != lru_.end(); ++i, ++recent) {
+    if ((*recent)->shape == shape) {
+      ++hits_;
+      if (i > 0) lru_.splice(lru_.begin(), lru_, recent);
+      return &lru_.front();
+    }
   }
   auto it = entries_.find(shape);
   if (it == entries_.end()) {

@@ -91,6 +91,8 @@ class PlanCache {
   uint64_t misses() const { return misses_; }
 
  private:
+  // Entries at the front of `lru_` compared by shape before the hash lookup.
+  static constexpr int kRecentScan = 4;
   using Lru = std::list<std::shared_ptr<const CallPlan>>;
   Lru lru_;
   // Invariant: every key is the shape of the plan its iterator names (so its

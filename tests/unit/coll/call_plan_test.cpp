@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/params.hpp"
@@ -92,6 +93,34 @@ TEST(PlanCache, EvictsTheLeastRecentlyUsed) {
   EXPECT_NE(cache.find(bcast(0, 1)), nullptr);
   EXPECT_EQ(cache.find(bcast(0, 2)), nullptr);
   EXPECT_NE(cache.find(bcast(0, 3)), nullptr);
+}
+
+// A loop that alternates calls (a barrier before each collective, say) finds
+// each plan a step or two behind the front; every hit, near the front or
+// deeper, makes its plan the most recent, so eviction order stays exact.
+TEST(PlanCache, AlternatingCallsFindTheirPlansAndMoveThemToTheFront) {
+  PlanCache cache;
+  const std::vector<std::string> names{"p1", "p2", "p3", "p4", "p5", "p6"};
+  for (uint64_t i = 1; i <= 6; ++i)
+    cache.insert(plan_of(bcast(0, i), names[i - 1].c_str()));  // front: p6 p5 p4 p3 p2 p1
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_NE(cache.find(bcast(0, 5)), nullptr);
+    EXPECT_EQ(cache.most_recent()->algorithm, "p5");
+    ASSERT_NE(cache.find(bcast(0, 6)), nullptr);
+    EXPECT_EQ(cache.most_recent()->algorithm, "p6");
+  }
+  ASSERT_NE(cache.find(bcast(0, 1)), nullptr);  // the back: beyond the few compared first
+  EXPECT_EQ(cache.most_recent()->algorithm, "p1");
+  EXPECT_EQ(cache.hits(), 7u);
+  EXPECT_EQ(cache.misses(), 0u);
+  // Recency now: p1 p6 p5 p4 p3 p2. A bound of 3 keeps the new plan, p1, p6.
+  params::ScopedSet bound("schedule_cache_size", "3");
+  cache.insert(plan_of(bcast(0, 7), "p7"));
+  EXPECT_EQ(cache.size(), 3u);
+  EXPECT_NE(cache.find(bcast(0, 1)), nullptr);
+  EXPECT_NE(cache.find(bcast(0, 6)), nullptr);
+  EXPECT_EQ(cache.find(bcast(0, 5)), nullptr);
+  EXPECT_EQ(cache.find(bcast(0, 2)), nullptr);
 }
 
 }  // namespace
