@@ -36,7 +36,7 @@ Op* OpPool::get() {
   if (free_.empty()) grow();
   Op* op = free_.back();
   free_.pop_back();
-  *op = Op{};
+  static_cast<OpHeader&>(*op) = OpHeader{};
   return op;
 }
 

@@ -19,10 +19,12 @@ namespace grove::ucx {
 
 class UcxTransport;
 struct AmBuffer;
+struct Op;
 
 enum class OpKind : uint8_t { send, recv, am_send, am_recv, close, rma };
 
-struct Op {
+// The fields every operation sets or reads; OpPool::get resets exactly these.
+struct OpHeader {
   UcxTransport* owner = nullptr;
   CompletionFn done = nullptr;  // send/recv: the caller's completion
   void* context = nullptr;
@@ -37,8 +39,14 @@ struct Op {
   Op* prev = nullptr;
   Op* next = nullptr;
   AmBuffer* buffer = nullptr;  // am_send / am_recv: the bytes in flight
+};
+
+struct Op : OpHeader {
   // rma atomics: operand and new value (UCX reads them until completion),
-  // the caller's fetch word and the operation's width in bytes.
+  // the caller's fetch word and the operation's width in bytes. Not reset
+  // by OpPool::get (a message's Op would pay for clearing them on every
+  // post): rma_atomic writes each of them before UCX or a completion reads
+  // them, and nothing else reads them.
   uint64_t rma_words[2] = {0, 0};
   uint32_t rma_words32[2] = {0, 0};
   uint64_t* rma_fetch = nullptr;
@@ -52,7 +60,8 @@ class OpPool {
   OpPool(const OpPool&) = delete;
   OpPool& operator=(const OpPool&) = delete;
 
-  // A reset Op; grows the pool by a chunk when empty.
+  // An Op whose header is reset (its RMA fields are stale); grows the pool
+  // by a chunk when empty.
   Op* get();
   // Returns an Op. UCP may still write its own header (before the Op) after
   // the completion callback returns, so an Op put back inside a callback must
