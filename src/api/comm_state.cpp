@@ -4,10 +4,8 @@
 
 namespace grove::detail {
 
-int CommState::first_departed() {
-  if (session == nullptr) return -1;
+int CommState::recompute_first_departed() {
   const FailureView& view = session->failures;
-  if (view.version == departed_version_) return first_departed_;
   departed_version_ = view.version;
   first_departed_ = -1;
   for (int gone : session->departure_order) {

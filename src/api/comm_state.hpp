@@ -38,8 +38,17 @@ struct SessionState {
 
   // Reads pending failure notices (non-blocking) into `failures`, at most
   // once per millisecond of `now` (transport time; the caller's reading).
-  void poll_failures(double now);
+  // Inline: a wait asks every round, and almost every time it is too soon.
+  void poll_failures(double now) {
+    if (now - last_failure_poll >= kFailurePollInterval) read_notices(now);
+  }
   void poll_failures() { poll_failures(transport->now()); }
+
+ private:
+  // A poll() per progress loop would cost more than a small collective;
+  // blocking waits also wake on the notice fd.
+  static constexpr double kFailurePollInterval = 1e-3;  // seconds
+  void read_notices(double now);
 };
 
 struct CommState {
@@ -80,12 +89,18 @@ struct CommState {
   }
   // The member whose departure was learned first (SessionState::
   // departure_order, as last read by poll_failures), or -1. Recomputed only
-  // when the failure view's version moved, so a wait can ask every round.
-  int first_departed();
+  // when the failure view's version moved, so a wait can ask every round
+  // (inline: that is a compare).
+  int first_departed() {
+    if (session == nullptr) return -1;
+    if (session->failures.version == departed_version_) return first_departed_;
+    return recompute_first_departed();
+  }
   // Whether member `member` departed, by the view as last read.
   bool departed(int member) const;
 
  private:
+  int recompute_first_departed();
   uint64_t departed_version_ = 0;  // the view's version first_departed_ is for
   int first_departed_ = -1;
 };

@@ -88,7 +88,10 @@ Error Operation::abandon(const Error& cause) {
 
 void Operation::check_departures() {
   const int gone = comm_->first_departed();
-  if (gone < 0) return;
+  if (gone >= 0) after_departure(gone);
+}
+
+void Operation::after_departure(int gone) {
   // A member that finished its part and exited may have sent what this
   // call still needs: take what already arrived before giving up.
   constexpr int kMaxDrainRounds = 64;

@@ -52,6 +52,9 @@ class Operation final : public Pending {
   // Errc::peer_failed if a member of the communicator departed and the call
   // is not done after progressing what already arrived.
   void check_departures();
+  // Out of line: a wait calls check_departures every round, and a member
+  // departs at most once.
+  [[gnu::cold, gnu::noinline]] void after_departure(int gone);
   // Cancels what is in flight (Execution::abort) and returns the error to
   // throw: `cause`, saying so if some message could not be ended.
   Error abandon(const Error& cause);

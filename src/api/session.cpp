@@ -17,13 +17,10 @@ namespace grove {
 
 namespace detail {
 
-void SessionState::poll_failures(double now) {
+void SessionState::read_notices(double now) {
+  last_failure_poll = now;
   const int fd = bootstrap->notice_fd();
   if (fd < 0) return;
-  // A poll() per progress loop would cost more than a small collective:
-  // look at most once per millisecond (blocking waits also wake on fd).
-  if (now - last_failure_poll < 1e-3) return;
-  last_failure_poll = now;
   pollfd p{fd, POLLIN, 0};
   if (::poll(&p, 1, 0) <= 0) return;
   for (const FailureNotice& notice : bootstrap->poll_notices()) {
