@@ -41,8 +41,9 @@ struct WaiterBase {
 };
 
 // How one kind of wait spends its rounds. A round: `polls_per_round` looks
-// at the condition, one reading of the clock (the timeout), check(), then
-// progress if due, then nothing, a yield or a sleep under the policy.
+// at the condition, then progress if due (and a look), then one reading of
+// the clock (the timeout), check(), then nothing, a yield or a sleep under
+// the policy.
 struct WaitCadence {
   // Looks at the condition before each reading of the clock; 0 when only
   // progress can change it (then progress comes every round).
@@ -77,6 +78,14 @@ WaitCadence local_memory_cadence(const WaitOptions& options);
 // (and ready() was false then); the first round takes that progress, with
 // its result `active`, instead of making another. `Clock` is a parameter
 // for the tests only.
+//
+// Progress comes before the clock in a round: a round that begins when the
+// core comes back (after a yield or a sleep) looks at the transport first,
+// and the round whose progress completes the wait reads no clock and runs
+// no check. A round sleeps only if it progressed (so nothing that arrived
+// meanwhile is slept through); whether a round may sleep is known from the
+// previous round's clock reading, and the first round allowed to sleep
+// without having progressed goes on to the next instead.
 template <class Waiter, class Clock = std::chrono::steady_clock>
 bool wait_loop(Waiter& waiter, const WaitOptions& options, const WaitCadence& cadence,
                bool progressed = false, bool active = false) {
@@ -85,16 +94,13 @@ bool wait_loop(Waiter& waiter, const WaitOptions& options, const WaitCadence& ca
   auto spin_from = start;  // hybrid: sleeping allowed once `spin` passed since
   const bool always_may_sleep =
       options.policy == WaitPolicy::block || options.policy == WaitPolicy::lazy;
+  bool may_sleep = always_may_sleep;  // by the last clock reading
   for (unsigned round = 1;; ++round) {
     for (int i = 0; i < cadence.polls_per_round; ++i) {
       if (waiter.ready()) return true;
       cpu_relax();
     }
-    const auto now = Clock::now();
-    if (now >= deadline) return false;
-    waiter.check();
-    const bool may_sleep = always_may_sleep || (options.policy == WaitPolicy::hybrid &&
-                                                now - spin_from >= options.spin);
+    bool progressed_here = true;
     if (progressed) {
       progressed = false;  // the caller's progress stands for this round's
     } else if (may_sleep || round % cadence.rounds_per_progress == 0) {
@@ -102,23 +108,32 @@ bool wait_loop(Waiter& waiter, const WaitOptions& options, const WaitCadence& ca
       if (waiter.ready()) return true;
     } else {
       active = false;
+      progressed_here = false;
     }
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    waiter.check();
+    // Read after the progress call ended: one call that moves a large
+    // message (a rendezvous copy) can outlast the whole window, and the next
+    // round would then sleep while the rest of the exchange is still under
+    // way if the window restarted when the round began.
+    if (active && cadence.activity_restarts_spin) spin_from = now;
+    may_sleep = always_may_sleep ||
+                (options.policy == WaitPolicy::hybrid && now - spin_from >= options.spin);
     if (active) {
-      // The window restarts when the progress call ends, not when the round
-      // began: one call that moves a large message (a rendezvous copy) can
-      // outlast the whole window, and the next round would then sleep while
-      // the rest of the exchange is still under way.
-      if (cadence.activity_restarts_spin) spin_from = Clock::now();
       if (cadence.yield_after_activity) waiter.yield();
       continue;
     }
-    if (!may_sleep) {
+    if (!may_sleep || !progressed_here) {
       // Yielding costs one system call when the core is ours alone, and
       // hands the core to a peer rank when ranks outnumber cores (where a
       // pure spin would hold it for a whole scheduler time slice).
       if (options.yield_when_idle) waiter.yield();
       continue;
     }
+    // check() may have completed the wait (a departed member's messages,
+    // drained): no sleep then.
+    if (waiter.ready()) return true;
     // Past the deadline by a microsecond, so the next round times out
     // instead of spinning out the rest.
     const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now) +

@@ -37,13 +37,15 @@ struct FakeClock {
 // Records the loop's calls as tokens: "64p" (64 polls that found the
 // condition false), "c" (check), "P" / "A" (progress: idle / found work),
 // "Y" (yield), "S<us>" (sleep hook), "N<us>" (lazy nap). The look at the
-// condition right after each progress is counted, not recorded.
+// condition right after each progress is counted, not recorded, and so is
+// the look between a check and a sleep.
 struct Recorder : WaiterBase {
   std::vector<std::string> trace;
   int pending_polls = 0;
   int checks = 0;
   int progresses = 0;
   int looks_after_progress = 0;
+  int looks_before_sleep = 0;
   bool just_progressed = false;
   int ready_at_check = INT_MAX;     // ready once this many checks ran
   int ready_at_progress = INT_MAX;  // ready once this many progress calls ran
@@ -62,6 +64,7 @@ struct Recorder : WaiterBase {
       ++looks_after_progress;
       return condition();
     }
+
     if (condition()) return true;
     ++pending_polls;
     return false;
@@ -80,8 +83,14 @@ struct Recorder : WaiterBase {
     just_progressed = true;
     return active;
   }
+  // A check flushes the polls before it, so looks pending at a sleep came
+  // after the round's check: the loop's look before sleeping.
+  void take_look_before_sleep() {
+    looks_before_sleep += pending_polls;
+    pending_polls = 0;
+  }
   void sleep(std::chrono::microseconds max) {
-    flush_polls();
+    take_look_before_sleep();
     trace.push_back("S" + std::to_string(max.count()));
   }
   void yield() {
@@ -89,18 +98,22 @@ struct Recorder : WaiterBase {
     trace.push_back("Y");
   }
   void nap(std::chrono::microseconds d) {
-    flush_polls();
+    take_look_before_sleep();
     trace.push_back("N" + std::to_string(d.count()));
   }
-  // The tokens per round: a round starts with its polls, or with its check
-  // when it has none.
+  // The tokens per round: a round starts with its polls; without polls,
+  // with its progress, or with its check when it did not progress (a round
+  // progresses only before its check).
   std::vector<std::vector<std::string>> rounds() {
     flush_polls();
     std::vector<std::vector<std::string>> out;
     std::string previous;
     for (const std::string& t : trace) {
       const bool polls = t.back() == 'p';
-      const bool starts = polls || (t == "c" && (previous.empty() || previous.back() != 'p'));
+      const bool after_polls = !previous.empty() && previous.back() == 'p';
+      const bool after_progress = previous == "P" || previous == "A";
+      const bool starts = polls || ((t == "P" || t == "A") && !after_polls) ||
+                          (t == "c" && !after_polls && !after_progress);
       if (starts || out.empty()) out.emplace_back();
       out.back().push_back(t);
       previous = t;
@@ -163,7 +176,7 @@ TEST(WaitLoop, CadencesComeFromTheOptions) {
 }
 
 // Spinning on a core of its own: 64 polls per clock reading, progress every
-// 16th round, never a yield or a sleep.
+// 16th round (before the clock), never a yield or a sleep.
 TEST(WaitLoop, LocalMemorySpinProgressesEverySixteenthRound) {
   const WaitOptions o = options_for(WaitPolicy::spin);
   Recorder w;
@@ -173,7 +186,7 @@ TEST(WaitLoop, LocalMemorySpinProgressesEverySixteenthRound) {
   // 40 full rounds; the first poll of round 41 finds the condition.
   ASSERT_EQ(rounds.size(), 40u);
   for (size_t r = 1; r <= 40; ++r) {
-    const std::string expected = r % 16 == 0 ? "64p c P" : "64p c";
+    const std::string expected = r % 16 == 0 ? "64p P c" : "64p c";
     EXPECT_EQ(joined(rounds[r - 1]), expected) << "round " << r;
   }
   EXPECT_EQ(w.progresses, 2);
@@ -189,7 +202,7 @@ TEST(WaitLoop, LocalMemorySpinYieldsEveryRoundWhenAskedTo) {
   ASSERT_TRUE(run(w, o, local_memory_cadence(o)));
   const auto rounds = w.rounds();
   EXPECT_EQ(joined(rounds[0]), "64p c Y");
-  EXPECT_EQ(joined(rounds[15]), "64p c P Y");
+  EXPECT_EQ(joined(rounds[15]), "64p P c Y");
 }
 
 // An oversubscribed host that yields: one poll, then progress and the core
@@ -202,10 +215,10 @@ TEST(WaitLoop, OversubscribedPollsOnceAndProgressesEveryRound) {
   w.ready_at_check = 4;
   ASSERT_TRUE(run(w, o, local_memory_cadence(o)));
   const auto rounds = w.rounds();
+  // The fourth check makes it ready; the next round's poll finds it.
   ASSERT_EQ(rounds.size(), 4u);
-  for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(joined(rounds[r]), "1p c P Y");
-  EXPECT_EQ(joined(rounds[3]), "1p c P");  // the look after progress finds it
+  for (int r = 0; r < 4; ++r)
+    EXPECT_EQ(joined(rounds[r]), "1p P c Y");
 }
 
 // block: every round progresses, then sleeps on the futex for at most the
@@ -217,9 +230,13 @@ TEST(WaitLoop, LocalMemoryBlockSleepsUnlessProgressFoundWork) {
   w.active_at = [](int n) { return n == 2; };
   ASSERT_TRUE(run(w, o, local_memory_cadence(o)));
   const auto rounds = w.rounds();
-  EXPECT_EQ(joined(rounds[0]), "64p c P S1000");
-  EXPECT_EQ(joined(rounds[1]), "64p c A Y");
-  EXPECT_EQ(joined(rounds[2]), "64p c P S1000");
+  EXPECT_EQ(joined(rounds[0]), "64p P c S1000");
+  EXPECT_EQ(joined(rounds[1]), "64p A c Y");
+  EXPECT_EQ(joined(rounds[2]), "64p P c S1000");
+  // The fourth check makes it ready: the look before sleeping finds it.
+  ASSERT_EQ(rounds.size(), 4u);
+  EXPECT_EQ(joined(rounds[3]), "64p P c");
+  EXPECT_EQ(w.looks_before_sleep, 2);  // rounds 1 and 3; round 4's found it
 }
 
 // hybrid on shared memory: the spin window counts from the start of the
@@ -228,16 +245,19 @@ TEST(WaitLoop, LocalMemoryHybridSpinsFromTheStartOnly) {
   const WaitOptions o = options_for(WaitPolicy::hybrid);  // spin 50 us
   Recorder w;
   w.step_us = 10;  // the clock moves 10 us per round (read before the check)
-  w.ready_at_check = 9;
+  w.ready_at_check = 10;
   w.active_at = [](int n) { return n == 2; };
   ASSERT_TRUE(run(w, o, local_memory_cadence(o)));
   const auto rounds = w.rounds();
   // Rounds 1-5 read 0..40 us: spinning, no progress (not the 16th round).
-  for (int r = 0; r < 5; ++r)
+  // Round 6 reads 50 us: it may sleep, but did not progress, so it goes on.
+  for (int r = 0; r < 6; ++r)
     EXPECT_EQ(joined(rounds[r]), "64p c") << r;
-  EXPECT_EQ(joined(rounds[5]), "64p c P S1000");  // 50 us: may sleep
-  EXPECT_EQ(joined(rounds[6]), "64p c A Y");      // work found: yield
-  EXPECT_EQ(joined(rounds[7]), "64p c P S1000");  // and sleeps again at once
+  EXPECT_EQ(joined(rounds[6]), "64p P c S1000");  // progress, then sleep
+  EXPECT_EQ(joined(rounds[7]), "64p A c Y");      // work found: yield
+  EXPECT_EQ(joined(rounds[8]), "64p P c S1000");  // and sleeps again at once
+  ASSERT_EQ(rounds.size(), 10u);
+  EXPECT_EQ(joined(rounds[9]), "64p P c");  // the tenth check: ready
 }
 
 // hybrid on the transport: progress every round, and activity restarts the
@@ -252,16 +272,17 @@ TEST(WaitLoop, TransportHybridActivityRestartsTheSpinWindow) {
   const auto rounds = w.rounds();
   ASSERT_EQ(rounds.size(), 14u);
   for (int r = 0; r < 5; ++r)
-    EXPECT_EQ(joined(rounds[r]), "c P") << r;   // 0..40 us: spinning
-  EXPECT_EQ(joined(rounds[5]), "c P S100000");  // 50 us without activity
-  // Activity in the round read at 60 us; its progress ended at 70 us (the
-  // check moved the clock), where the window restarts: a progress call that
-  // outlasts the window must not make the next round sleep.
-  EXPECT_EQ(joined(rounds[6]), "c A");
-  for (int r = 7; r < 12; ++r)
-    EXPECT_EQ(joined(rounds[r]), "c P") << r;    // 70..110 us: spinning again
-  EXPECT_EQ(joined(rounds[12]), "c P S100000");  // 120 us: 50 since the progress ended
-  EXPECT_EQ(joined(rounds[13]), "c P");          // the 14th progress completes it
+    EXPECT_EQ(joined(rounds[r]), "P c") << r;   // 0..40 us: spinning
+  EXPECT_EQ(joined(rounds[5]), "P c S100000");  // 50 us without activity
+  // Activity in the seventh round; the clock read after its progress ended
+  // (60 us) restarts the window: a progress call that outlasts the window
+  // must not make the next round sleep.
+  EXPECT_EQ(joined(rounds[6]), "A c");
+  for (int r = 7; r < 11; ++r)
+    EXPECT_EQ(joined(rounds[r]), "P c") << r;    // 70..100 us: spinning again
+  EXPECT_EQ(joined(rounds[11]), "P c S100000");  // 110 us: 50 since the progress ended
+  EXPECT_EQ(joined(rounds[12]), "P c S100000");
+  EXPECT_EQ(joined(rounds[13]), "P");  // the 14th progress completes it: no clock, no check
 }
 
 // The caller's own progress stands for the first round's: the schedule
@@ -274,8 +295,8 @@ TEST(WaitLoop, CallersProgressCountsForTheFirstRound) {
   auto rounds = w.rounds();
   ASSERT_EQ(rounds.size(), 3u);
   EXPECT_EQ(joined(rounds[0]), "c S100000");
-  EXPECT_EQ(joined(rounds[1]), "c P S100000");
-  EXPECT_EQ(joined(rounds[2]), "c P");
+  EXPECT_EQ(joined(rounds[1]), "P c S100000");
+  EXPECT_EQ(joined(rounds[2]), "P");
   // With activity reported by the caller the first round does not sleep.
   Recorder busy;
   busy.ready_at_progress = 1;
@@ -283,7 +304,7 @@ TEST(WaitLoop, CallersProgressCountsForTheFirstRound) {
   rounds = busy.rounds();
   ASSERT_EQ(rounds.size(), 2u);
   EXPECT_EQ(joined(rounds[0]), "c");
-  EXPECT_EQ(joined(rounds[1]), "c P");
+  EXPECT_EQ(joined(rounds[1]), "P");
 }
 
 TEST(WaitLoop, LazyNapsAndSpinYieldsOnTheTransport) {
@@ -291,13 +312,13 @@ TEST(WaitLoop, LazyNapsAndSpinYieldsOnTheTransport) {
   Recorder lazy;
   lazy.ready_at_progress = 2;
   ASSERT_TRUE(run(lazy, o, transport_cadence(o)));
-  EXPECT_EQ(joined(lazy.rounds()[0]), "c P N100");
+  EXPECT_EQ(joined(lazy.rounds()[0]), "P c N100");
   o.policy = WaitPolicy::spin;
   o.yield_when_idle = true;
   Recorder spin;
   spin.ready_at_progress = 2;
   ASSERT_TRUE(run(spin, o, transport_cadence(o)));
-  EXPECT_EQ(joined(spin.rounds()[0]), "c P Y");
+  EXPECT_EQ(joined(spin.rounds()[0]), "P c Y");
 }
 
 // The loop returns false once the clock passes the deadline; a sleep never
@@ -310,16 +331,18 @@ TEST(WaitLoop, TimesOutAtTheDeadline) {
   EXPECT_FALSE(run(w, o, transport_cadence(o)));
   const auto rounds = w.rounds();
   // Rounds read the clock at 0, 700 and 1400 us and sleep for what is left
-  // plus a microsecond; the reading at 2100 us ends the wait.
-  ASSERT_EQ(rounds.size(), 3u);
-  EXPECT_EQ(joined(rounds[0]), "c P S2001");
-  EXPECT_EQ(joined(rounds[1]), "c P S1301");
-  EXPECT_EQ(joined(rounds[2]), "c P S601");
+  // plus a microsecond; the fourth round's reading, at 2100 us, ends the
+  // wait (after its progress).
+  ASSERT_EQ(rounds.size(), 4u);
+  EXPECT_EQ(joined(rounds[0]), "P c S2001");
+  EXPECT_EQ(joined(rounds[1]), "P c S1301");
+  EXPECT_EQ(joined(rounds[2]), "P c S601");
+  EXPECT_EQ(joined(rounds[3]), "P");
   WaitOptions shm = options_for(WaitPolicy::block);
   shm.timeout = std::chrono::milliseconds(0);
   Recorder none;
   EXPECT_FALSE(run(none, shm, local_memory_cadence(shm)));
-  EXPECT_EQ(joined(none.rounds()[0]), "64p");  // polled, then out of time
+  EXPECT_EQ(joined(none.rounds()[0]), "64p P");  // polled, progressed, then out of time
 }
 
 // The condition is looked at right after every progress: a wait that
@@ -331,8 +354,8 @@ TEST(WaitLoop, ReadyIsLookedAtAfterEveryProgress) {
   ASSERT_TRUE(run(w, o, local_memory_cadence(o)));
   const auto rounds = w.rounds();
   ASSERT_EQ(rounds.size(), 2u);
-  EXPECT_EQ(joined(rounds[0]), "64p c P S1000");
-  EXPECT_EQ(joined(rounds[1]), "64p c P");
+  EXPECT_EQ(joined(rounds[0]), "64p P c S1000");
+  EXPECT_EQ(joined(rounds[1]), "64p P");
   EXPECT_EQ(w.looks_after_progress, 2);
 }
 
