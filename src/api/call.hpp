@@ -38,6 +38,10 @@ namespace grove::detail {
 
 class Call {
  public:
+  // `comm` outlives the call (a Call is a temporary of one Comm member
+  // function): the Call refers to its state rather than sharing it, so a
+  // call on shared memory, which makes no Operation, touches no reference
+  // count.
   explicit Call(const Comm& comm) : comm_(comm.state_ptr()) {}
   virtual ~Call() = default;
 
@@ -74,7 +78,7 @@ class Call {
   size_t shm_message_bytes = 0;
 
  private:
-  std::shared_ptr<CommState> comm_;
+  const std::shared_ptr<CommState>& comm_;
 };
 
 // The plan of `call`'s shape (cached; see plan_call).
