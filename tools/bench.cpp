@@ -27,6 +27,7 @@ struct BenchArgs {
   int warmup = 3;
   int min_iterations = 5;
   int max_iterations = 10000;
+  bool cpu_time = false;
   bench::ModeArgs mode;  // --peers, --compare, --from-tsv, --json, --markdown, --plot
 };
 
@@ -51,6 +52,7 @@ int run_bench(const BenchArgs& args) {
   options.warmup = args.warmup;
   options.min_iterations = args.min_iterations;
   options.max_iterations = args.max_iterations;
+  options.cpu_time = args.cpu_time;
   // Bad names are refused before the session starts and anything is printed.
   params::load_process_params();
   bench::check_options(options);
@@ -94,6 +96,7 @@ int run_orchestration(const BenchArgs& args) {
   suite.warmup = args.warmup;
   suite.min_iterations = args.min_iterations;
   suite.max_iterations = args.max_iterations;
+  suite.cpu_time = args.cpu_time;
   bench::ModeArgs mode = args.mode;
   mode.tsv = args.tsv;
   return bench::run_mode(mode, suite);
@@ -126,6 +129,9 @@ const RegisterCommand bench_command{{
       sub.add_option("--max-iters", args->max_iterations, "Maximum timed calls per cell")
           ->capture_default_str()
           ->check(CLI::Range(1, 100000000));
+      sub.add_flag("--cpu-time", args->cpu_time,
+                   "Also report each rank's CPU time per call (getrusage) as ALGO/cpu_per_call "
+                   "rows, one sample per rank (grove's jobs only with --peers/--background)");
       bench::ModeArgs& m = args->mode;
       sub.add_option("--peers", m.peers, "Also run these peers, interleaved: openmpi,mpich,gloo");
       sub.add_option("-n,--ranks", m.ranks, "Ranks per job with --peers");

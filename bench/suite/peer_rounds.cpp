@@ -259,6 +259,7 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
     g.argv = {o.grove_executable, "run",   "-n",     std::to_string(o.ranks),
               o.grove_executable, "bench", "--algo", o.algorithm};
     g.argv.insert(g.argv.end(), suite_args.begin(), suite_args.end());
+    if (o.cpu_time) g.argv.push_back("--cpu-time");
     if (!policy.empty()) g.env = {{"GROVE_WAIT_POLICY", policy}};
     contenders.push_back(std::move(g));
   }

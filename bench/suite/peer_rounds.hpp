@@ -30,6 +30,7 @@ struct PeerRunOptions {
   int warmup = 3;
   int min_iterations = 5;
   int max_iterations = 10000;
+  bool cpu_time = false;           // grove's jobs get --cpu-time (peers have no such rows)
   double job_timeout_seconds = 0;  // per child job; 0: derived from the cell count
   std::string grove_executable;    // default: this program
   std::string peer_dir;            // default: GROVE_PEER_DIR, then beside grove

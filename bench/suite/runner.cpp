@@ -1,5 +1,7 @@
 #include "suite/runner.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -30,13 +32,38 @@ std::vector<std::vector<double>> collect(Comm& comm, const std::vector<double>& 
   return all;
 }
 
+// User + system CPU seconds of this process so far (every thread: a
+// progress or watch thread's work counts against the rank that runs it).
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 // The suite's timed loop (suite/cell_loop.hpp), shared with the peer
-// drivers so that grove and every peer are timed by the same code.
+// drivers so that grove and every peer are timed by the same code. With
+// cpu_time, each call alone is bracketed by getrusage (the loop's barriers
+// and agreements are not counted).
 struct LoopOps {
   Comm& comm;
   Driver& driver;
+  bool cpu_time = false;
+  double cpu_seconds = 0;
+  int calls = 0;
   void barrier() { comm.barrier(); }
-  void call() { driver.call(comm); }
+  void call() {
+    if (!cpu_time) {
+      driver.call(comm);
+      return;
+    }
+    const double before = process_cpu_seconds();
+    driver.call(comm);
+    cpu_seconds += process_cpu_seconds() - before;
+    ++calls;
+  }
   bool agree(bool rank0_says) { return bench::agree(comm, rank0_says); }
 };
 
@@ -51,7 +78,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
     driver.call(comm);
 
   Stamps stamps;
-  LoopOps ops{comm, driver};
+  LoopOps ops{comm, driver, options.cpu_time};
   LoopLimits limits;
   limits.streaming = options.cadence == Cadence::streaming;
   limits.barrier_after = options.cadence == Cadence::barrier_after;
@@ -61,6 +88,15 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
   driver.clear_side_samples();
   time_cell(ops, limits, stamps);
   auto side = driver.side_samples(comm);
+  if (options.cpu_time) {
+    // One sample per rank: that rank's mean CPU seconds per call.
+    const std::vector<double> mine = {ops.calls ? ops.cpu_seconds / ops.calls : 0.0};
+    std::vector<double> per_rank;
+    for (const auto& one : collect(comm, mine)) {
+      if (!one.empty()) per_rank.push_back(one.front());
+    }
+    side.emplace_back("cpu_per_call", std::move(per_rank));
+  }
 
   const auto starts = collect(comm, stamps.start);
   const auto ends = collect(comm, stamps.end);

@@ -35,6 +35,10 @@ struct RunOptions {
   int max_iterations = 10000;
   // False: medians only, no bootstrap interval (stats::describe).
   bool median_ci = true;
+  // Also report each rank's CPU time per call (getrusage of its process
+  // around each call, user + system, every thread) as a row
+  // "<algorithm>/cpu_per_call" whose samples are one mean per rank.
+  bool cpu_time = false;
 };
 
 struct CellResult {

@@ -55,7 +55,7 @@ cli)
   expect 0 "why: forced by the parameter bcast_algorithm=chain" \
     "$grove" explain bcast -n 3 --size 1MiB --tuning t.json --param bcast_algorithm=chain
   # Without a tuning file: the built-in row.
-  expect 0 "why: built-in row 3 \\(max_ranks 7\\): MPICH: binomial below 8 ranks" \
+  expect 0 "why: built-in row 4 \\(max_ranks 7\\): MPICH: binomial below 8 ranks" \
     "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt
 
   # Bad input: named file, line and cause.

@@ -303,6 +303,38 @@ TEST(Select, TablesRoundTripThroughTheirText) {
   }
 }
 
+TEST(Select, LargeBcastAcrossHostsRunsThePipelinedChain) {
+  // 8 hosts x 1 rank, 1 MiB: the multi-host row, with its 32 KiB segment,
+  // for blocking and non-blocking calls alike. (The front end passes over
+  // shm on a communicator that spans hosts: it has no segment.)
+  const auto no_segment = [](const AlgorithmSpec& s) {
+    return s.name == "shm" ? std::string("no segment") : std::string();
+  };
+  CallFacts f = bcast_facts(8, 1 << 20);
+  f.hosts = 8;
+  f.ranks_per_node = 1;
+  for (bool blocking : {true, false}) {
+    const Choice c = choose(f, "auto", blocking, no_segment);
+    EXPECT_EQ(c.spec.name, "pipeline");
+    EXPECT_EQ(c.spec.segment, 32768u);
+    EXPECT_EQ(c.reason, "built-in row 3 (min_ranks 3, min_bytes 524288, min_hosts 2)") << c.reason;
+  }
+  // Its edges: one byte less, two ranks, or one host keep MPICH's rules.
+  f.bytes = (512 << 10) - 1;
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "scatter_allgather");
+  f = bcast_facts(2, 1 << 20);
+  f.hosts = 2;
+  f.ranks_per_node = 1;
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "binomial");
+  f = bcast_facts(8, 1 << 20);
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "scatter_allgather");
+  // Several ranks per host: hier for blocking calls, the chain for the rest.
+  f.hosts = 4;
+  f.ranks_per_node = 2;
+  EXPECT_EQ(choose(f, "auto", true, no_segment).spec.name, "hier");
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "pipeline");
+}
+
 TEST(Select, ShowListsTheRowsInPrecedenceOrder) {
   params::ScopedSet forced("scatter_algorithm", "chain");
   const std::string shown = describe_rows(Collective::scatter, 16);
