@@ -57,3 +57,44 @@ StepId Builder::reduce(Region src, Region dst, std::initializer_list<StepId> aft
 }
 
 }  // namespace grove::sched
+
+namespace grove::sched {
+
+int Symmetry::shift_of(int rank) const {
+  if (!declared() || size <= 0 || rank < 0 || rank >= size) return -1;
+  const int d = ((rank - built_for) % size + size) % size;
+  return d % period == 0 ? d : -1;
+}
+
+namespace {
+
+Region relabel_region(const Schedule& s, const Region& r, int shift) {
+  if (r.mark == Mark::none) return r;
+  const Symmetry& sym = s.symmetry;
+  const size_t blocks = sym.offsets.size();
+  if (r.block >= blocks || sym.lengths.size() != blocks) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("schedule {}: a region marks block {} of a {}-block layout",
+                            s.algorithm, r.block, blocks));
+  }
+  const size_t moved = (r.block + static_cast<size_t>(shift)) % blocks;
+  Region out = r;
+  out.block = static_cast<uint32_t>(moved);
+  out.length = sym.lengths[moved];
+  if (r.mark == Mark::block) out.offset = r.offset - sym.offsets[r.block] + sym.offsets[moved];
+  return out;
+}
+
+}  // namespace
+
+Step relabel_step(const Schedule& schedule, const Step& step, int shift) {
+  if (shift == 0) return step;
+  Step out = step;
+  if (step.kind == Kind::send || step.kind == Kind::recv)
+    out.peer = static_cast<int32_t>((step.peer + shift) % schedule.symmetry.size);
+  out.src = relabel_region(schedule, step.src, shift);
+  out.dst = relabel_region(schedule, step.dst, shift);
+  return out;
+}
+
+}  // namespace grove::sched
