@@ -193,6 +193,14 @@ struct Execution::State {
     return copy;
   }
 
+  // The parts of step `raw` the hot path uses, as this rank runs it.
+  int peer_of(const Step& raw) const {
+    return shift == 0 ? raw.peer : (raw.peer + shift) % schedule->symmetry.size;
+  }
+  Region region_of(const Region& raw) const {
+    return shift == 0 || raw.mark == Mark::none ? raw : relabel_region(*schedule, raw, shift);
+  }
+
   std::string where(StepId id) const {
     Step copy;
     return fmt::format("rank {} {}: step {} ({})", transport->rank(),
@@ -294,19 +302,22 @@ struct Execution::State {
   }
 
   void message_done(StepId id, const Status& status) {
-    Step copy;
-    const Step& step = step_at(id, copy);
-    if (step.kind == Kind::send)
+    const Step& raw = schedule->steps[id];
+    if (raw.kind == Kind::send)
       --sends_in_flight;
     else
       --recvs_in_flight;
-    // Reported: no longer in flight. complete() below makes it done; any
-    // other way out leaves it ended (abort() cancels only what is in flight).
-    const bool good = !error && status.ok &&
-                      (step.kind == Kind::send || status.length == step.dst.length);
-    if (!good) cells.set(id, StepCells::kEnded);
-    if (error) return;
+    // Reported, so no longer in flight: complete() below makes it done;
+    // every other way out marks it ended (abort() cancels only what is in
+    // flight).
+    if (error) {
+      cells.set(id, StepCells::kEnded);
+      return;
+    }
     if (!status.ok) {
+      cells.set(id, StepCells::kEnded);
+      Step copy;
+      const Step& step = step_at(id, copy);
       switch (status.code) {
         case Errc::truncated:
           fail(status.code, id,
@@ -324,12 +335,16 @@ struct Execution::State {
       }
       return;
     }
-    if (step.kind == Kind::recv && status.length != step.dst.length) {
-      fail(Errc::mismatch, id,
-           fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
-                       "schedule)",
-                       step.peer, status.length, step.dst.length));
-      return;
+    if (raw.kind == Kind::recv) {
+      const size_t expected = region_of(raw.dst).length;
+      if (status.length != expected) {
+        cells.set(id, StepCells::kEnded);
+        fail(Errc::mismatch, id,
+             fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
+                         "schedule)",
+                         peer_of(raw), status.length, expected));
+        return;
+      }
     }
     complete(id);
   }
@@ -345,33 +360,34 @@ struct Execution::State {
   }
 
   void run_local(StepId id) {
-    Step copy;
-    const Step& step = step_at(id, copy);
-    if (payload && step.src.length > 0) {
-      if (step.kind == Kind::copy) {
-        std::memmove(write_ptr(step.dst), read_ptr(step.src), step.src.length);
-      } else {
-        reduce_bytes(schedule->op, schedule->dtype, write_ptr(step.dst), read_ptr(step.src),
-                     step.dst.length);
+    const Step& raw = schedule->steps[id];
+    if (payload) {  // without payload a local step only keeps the order
+      const Region src = region_of(raw.src);
+      const Region dst = region_of(raw.dst);
+      if (src.length > 0) {
+        if (raw.kind == Kind::copy) {
+          std::memmove(write_ptr(dst), read_ptr(src), src.length);
+        } else {
+          reduce_bytes(schedule->op, schedule->dtype, write_ptr(dst), read_ptr(src), dst.length);
+        }
       }
     }
     complete(id);
   }
 
   void post(StepId id) {
-    Step copy;
-    const Step& step = step_at(id, copy);
+    const Step& raw = schedule->steps[id];
     cells.set(id, StepCells::kInFlight);
-    const Tag tag = tag::with_channel(base_tag, step.channel);
+    const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
-    if (step.kind == Kind::send) {
+    if (raw.kind == Kind::send) {
+      const Region src = region_of(raw.src);
       ++sends_in_flight;
-      transport->send(step.peer, tag, read_ptr(step.src), step.src.length, &State::on_message,
-                      context);
+      transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
     } else {
+      const Region dst = region_of(raw.dst);
       ++recvs_in_flight;
-      transport->recv(step.peer, tag, write_ptr(step.dst), step.dst.length, &State::on_message,
-                      context);
+      transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
     }
   }
 
@@ -522,6 +538,17 @@ const std::optional<Error>& Execution::error() const {
 
 const Schedule& Execution::schedule() const {
   return *state_->schedule;
+}
+
+size_t Execution::footprint(size_t steps, size_t window, size_t ready) {
+  constexpr size_t kAllocation = 16;  // malloc's own bytes per block
+  const size_t chunk = StepCells::chunk_cells_for(steps);
+  const size_t chunks =
+      steps == 0 ? 0 : std::min((window + chunk - 1) / chunk + 1, (steps + chunk - 1) / chunk);
+  const size_t per_chunk_index = sizeof(uint8_t*) + sizeof(uint32_t);
+  // Heaps grow by doubling: on average half again what they hold.
+  return sizeof(State) + kAllocation * 6 + chunks * (chunk + kAllocation) +
+         (steps + chunk - 1) / chunk * per_chunk_index + ready * sizeof(StepId) * 3 / 2;
 }
 
 std::string Execution::describe_pending() const {

@@ -83,6 +83,12 @@ class Execution {
   size_t abort(const Error& cause, FunctionRef<bool(int peer)> departed = {});
   const Schedule& schedule() const;
 
+  // Bytes one execution holds besides its schedule and StepGraph (shared by
+  // all executions of the schedule) when at most `window` consecutive steps
+  // of its `steps` are touched and `ready` wait in its ready heaps at once:
+  // for the simulator's memory estimate.
+  static size_t footprint(size_t steps, size_t window, size_t ready);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -104,6 +104,15 @@ struct Schedule {
 // result equals what the builder gives that rank. Throws grove::Error
 // (invalid_argument) for a mark whose block is outside the layout.
 Step relabel_step(const Schedule& schedule, const Step& step, int shift);
+// The same for one region (the executor's hot path relabels only what it uses).
+Region relabel_region(const Schedule& schedule, const Region& region, int shift);
+
+// "send to 3 on channel 1, 4096 bytes", for errors and pending lists.
+std::string describe_step(const Step& step);
+
+// Empty when `own` (a rank's own schedule) equals `shared` relabelled by
+// `shift`, step for step; else the first difference, for an error message.
+std::string relabel_mismatch(const Schedule& shared, int shift, const Schedule& own);
 
 // Appends steps in order; a step may depend only on steps added before it,
 // so a schedule is acyclic by construction.

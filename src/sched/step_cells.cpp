@@ -35,10 +35,14 @@ void StepCells::free_all() {
   in_use_ = 0;
 }
 
+size_t StepCells::chunk_cells_for(size_t steps) {
+  return std::clamp(std::bit_ceil(std::max<size_t>(steps, 1)), kMinChunkCells, kMaxChunkCells);
+}
+
 void StepCells::reset(const StepGraph& graph) {
   graph_ = &graph;
   const size_t n = graph.size();
-  chunk_cells_ = std::clamp(std::bit_ceil(std::max<size_t>(n, 1)), kMinChunkCells, kMaxChunkCells);
+  chunk_cells_ = chunk_cells_for(n);
   shift_ = static_cast<uint32_t>(std::countr_zero(chunk_cells_));
   mask_ = static_cast<uint32_t>(chunk_cells_ - 1);
   for (uint8_t*& c : chunks_) {

@@ -57,6 +57,8 @@ class StepCells {
   uint8_t peek(StepId id) const;
 
   size_t chunks_in_use() const { return in_use_; }
+  // Cells per chunk for a schedule of `steps` steps.
+  static size_t chunk_cells_for(size_t steps);
 
  private:
   uint8_t& cell(StepId id) {

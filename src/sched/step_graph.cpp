@@ -169,22 +169,6 @@ std::shared_ptr<const StepGraph> graph_of(const std::shared_ptr<const Schedule>&
   return graph;
 }
 
-std::string describe_step(const Step& step) {
-  switch (step.kind) {
-    case Kind::send:
-      return fmt::format("send to {} on channel {}, {} bytes", step.peer, step.channel,
-                         step.src.length);
-    case Kind::recv:
-      return fmt::format("recv from {} on channel {}, {} bytes", step.peer, step.channel,
-                         step.dst.length);
-    case Kind::copy:
-      return fmt::format("copy {} bytes", step.src.length);
-    case Kind::reduce:
-      return fmt::format("reduce {} bytes", step.dst.length);
-  }
-  return "?";
-}
-
 void validate_steps(const Schedule& s, int shift, const ValidationTarget& t) {
   const Buffers& b = *t.buffers;
   if (s.max_sends == 0 || s.max_recvs == 0) {

@@ -48,9 +48,6 @@ struct StepGraph {
 // one), else built.
 std::shared_ptr<const StepGraph> graph_of(const std::shared_ptr<const Schedule>& schedule);
 
-// "send to 3 on channel 1, 4096 bytes", for errors and pending lists.
-std::string describe_step(const Step& step);
-
 struct ValidationTarget {
   int rank = 0;
   int size = 1;
