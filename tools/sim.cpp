@@ -33,6 +33,7 @@ int run_sim(const SimArgs& args) {
   params::load_process_params();
   sim::SimConfig config;
   std::unique_ptr<sim::TraceTsvWriter> trace;
+  std::optional<uint64_t> max_memory;  // unset: the sim_max_memory parameter
   // Everything the command line names is checked before the simulation.
   const model::SimJob job = interpret_options([&] {
     config = args.model.config();
@@ -44,14 +45,14 @@ int run_sim(const SimArgs& args) {
     shape.bytes = params::parse_bytes(args.bytes, "--size");
     shape.root = args.root;
     model::SimJob made = model::make_sim_job(shape);
+    if (!args.max_memory.empty()) max_memory = params::parse_bytes(args.max_memory, "--max-memory");
     if (!args.trace.empty()) trace = std::make_unique<sim::TraceTsvWriter>(args.trace);
     return made;
   });
   model::SimOptions options;
   options.per_rank = args.per_rank;
   options.trace = trace.get();
-  if (!args.max_memory.empty())
-    options.max_memory = params::parse_bytes(args.max_memory, "--max-memory");
+  options.max_memory = max_memory;
   // A progress line on a terminal, rewritten in place.
   const bool terminal = isatty(STDERR_FILENO) == 1;
   bool reported = false;
