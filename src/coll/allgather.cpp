@@ -147,8 +147,13 @@ void neighbor_exchange(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&)
   if (b == 0) return;
   const auto placed = place_own(plan, a);
   if (n == 1) return;
+  const BlockLayout layout = BlockLayout::uniform(n, b);
+  // Ranks of one parity run the same steps, two blocks further along per
+  // two ranks (the pairs moved start at even blocks: they never wrap).
+  plan.set_symmetry(r, n, 2, layout);
   auto blocks = [&](int first, int count) {
-    return output_region(static_cast<size_t>(first) * b, static_cast<size_t>(count) * b);
+    return block_span(Buffer::output, layout, static_cast<size_t>(first),
+                      static_cast<size_t>(count));
   };
   // Even ranks first talk to the right, odd ranks to the left; each then
   // alternates. `from[p]` is the first block of the pair expected next from

@@ -23,6 +23,16 @@ Region block_region(Buffer buffer, const BlockLayout& layout, size_t i, size_t b
   return r;
 }
 
+Region block_span(Buffer buffer, const BlockLayout& layout, size_t first, size_t count) {
+  if (count == 0 || first + count > layout.size() || count > UINT16_MAX)
+    throw Error(Errc::internal, fmt::format("block_span of {} blocks from block {} of {}", count,
+                                            first, layout.size()));
+  Region r = block_region(buffer, layout, first);
+  r.length = layout.span_length(first, first + count);
+  r.span = static_cast<uint16_t>(count);
+  return r;
+}
+
 Region sized_like(const Region& where, const Region& block) {
   if (where.mark != Mark::none || block.mark != Mark::block) {
     throw Error(Errc::internal, "sized_like needs an unmarked region and a block_region");

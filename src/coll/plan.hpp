@@ -55,6 +55,9 @@ Region sub_region(const Region& r, size_t offset, size_t length);
 // Block `i` of `layout` in `buffer`, starting `base` bytes in, marked so a
 // relabelled schedule (sched::Symmetry) finds the same block of another rank.
 Region block_region(Buffer buffer, const BlockLayout& layout, size_t i, size_t base = 0);
+// Blocks [first, first + count) of a packed `layout`, marked the same way;
+// the span must not wrap around the layout for any rank.
+Region block_span(Buffer buffer, const BlockLayout& layout, size_t first, size_t count);
 // The first block.length bytes of `where`, marked to follow `block` (a
 // block_region) when relabelled: a receive buffer sized like a block.
 Region sized_like(const Region& where, const Region& block);

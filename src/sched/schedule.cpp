@@ -76,9 +76,17 @@ Region relabel_region(const Schedule& s, const Region& r, int shift) {
                             s.algorithm, r.block, blocks));
   }
   const size_t moved = (r.block + static_cast<size_t>(shift)) % blocks;
+  const size_t span = r.mark == Mark::block ? r.span : 1;
+  if (span == 0 || moved + span > blocks) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("schedule {}: a region of {} blocks from block {} wraps around a "
+                            "{}-block layout",
+                            s.algorithm, span, moved, blocks));
+  }
   Region out = r;
   out.block = static_cast<uint32_t>(moved);
-  out.length = sym.lengths[moved];
+  const size_t last = moved + span - 1;
+  out.length = sym.offsets[last] + sym.lengths[last] - sym.offsets[moved];
   if (r.mark == Mark::block) out.offset = r.offset - sym.offsets[r.block] + sym.offsets[moved];
   return out;
 }
@@ -97,7 +105,7 @@ namespace {
 
 bool same_region(const Region& a, const Region& b) {
   return a.buffer == b.buffer && a.offset == b.offset && a.length == b.length && a.mark == b.mark &&
-         (a.mark == Mark::none || a.block == b.block);
+         (a.mark == Mark::none || (a.block == b.block && a.span == b.span));
 }
 
 }  // namespace

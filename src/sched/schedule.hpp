@@ -25,14 +25,16 @@ enum class Buffer : uint8_t {
 // schedule is relabelled for another rank.
 enum class Mark : uint8_t {
   none,    // the same bytes for every rank
-  block,   // block `block` of the layout, `offset - layout.offsets[block]` bytes
-           // into its buffer: for rank r + d it is block (block + d) mod size
+  block,   // blocks [block, block + span) of the layout, `offset -
+           // layout.offsets[block]` bytes into its buffer: for rank r + d
+           // they are the span starting at block (block + d) mod size
   length,  // at a fixed offset, as long as block `block` of the layout
 };
 
 struct Region {
   Buffer buffer = Buffer::output;
-  Mark mark = Mark::none;  // kept in the padding: a Region stays 24 bytes
+  Mark mark = Mark::none;  // the marks fill the padding: a Region stays 24 bytes
+  uint16_t span = 1;       // with Mark::block: consecutive blocks (never wrapping)
   uint32_t block = 0;      // with mark != none
   size_t offset = 0;
   size_t length = 0;
@@ -60,6 +62,9 @@ struct Step {
   uint32_t deps_begin = 0;  // this step's dependencies: deps[deps_begin, deps_end)
   uint32_t deps_end = 0;
 };
+
+static_assert(sizeof(Region) == 24 && sizeof(Step) == 72,
+              "schedules are held per rank: keep them small");
 
 inline constexpr uint32_t kUnlimited = std::numeric_limits<uint32_t>::max();
 

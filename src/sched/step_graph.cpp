@@ -53,12 +53,18 @@ struct LengthRange {
 
 LengthRange lengths_of(const Region& r, const LayoutBounds& layout) {
   if (r.mark == Mark::none) return {r.length, r.length};
-  return {layout.min_length, layout.max_length};
+  const size_t span = r.mark == Mark::block ? r.span : 1;
+  // A span of equal blocks has one length; otherwise bound it loosely.
+  if (layout.min_length == layout.max_length)
+    return {span * layout.min_length, span * layout.min_length};
+  return {layout.min_length, span == 1 ? layout.max_length : layout.max_end};
 }
 
 // Whether two regions have equal lengths under every shift.
 bool equal_under_every_shift(const Region& a, const Region& b, const LayoutBounds& layout) {
-  if (a.mark != Mark::none && b.mark != Mark::none && a.block == b.block) return true;
+  const auto span = [](const Region& r) { return r.mark == Mark::block ? r.span : 1; };
+  if (a.mark != Mark::none && b.mark != Mark::none && a.block == b.block && span(a) == span(b))
+    return true;
   const LengthRange la = lengths_of(a, layout), lb = lengths_of(b, layout);
   return la.single() && lb.single() && la.low == lb.low;
 }

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "campaigns/sim_jobs.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
-#include "model/sim_jobs.hpp"
 #include "transport/sim/trace.hpp"
 
 namespace grove::model {
@@ -34,15 +34,20 @@ TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
   config.threads = 2;
   config.ranks_per_node = 3;
   config.recv_us = 1.5;
-  const std::vector<JobShape> shapes = {
-      {"allreduce", "ring", 24, 1000, 0},     // uneven chunks
-      {"allgather", "ring", 17, 40, 0},       //
-      {"allgatherv", "ring", 13, 30, 0},      // blocks of 30, 31 and 32 bytes
-      {"reduce_scatter", "ring", 12, 20, 0},  //
-      {"alltoall", "pairwise", 11, 24, 0},    //
-      {"alltoall", "linear", 9, 8, 0},        //
+  struct Case {
+    JobShape shape;
+    size_t shared, built;  // shared schedules, and schedules built with the checks
   };
-  for (const JobShape& shape : shapes) {
+  const std::vector<Case> cases = {
+      {{"allreduce", "ring", 24, 1000, 0}, 1, 4},  // uneven chunks
+      {{"allgather", "ring", 17, 40, 0}, 1, 4},
+      {{"allgather", "neighbor_exchange", 16, 40, 0}, 2, 8},  // one per parity
+      {{"allgatherv", "ring", 13, 30, 0}, 1, 4},              // blocks of 30, 31 and 32 bytes
+      {{"reduce_scatter", "ring", 12, 20, 0}, 1, 4},
+      {{"alltoall", "pairwise", 11, 24, 0}, 1, 4},
+      {{"alltoall", "linear", 9, 8, 0}, 1, 4},
+  };
+  for (const auto& [shape, shared_count, built_count] : cases) {
     const SimJob job = make_sim_job(shape);
     sim::TraceVector shared_trace, own_trace;
     SimOptions options;
@@ -51,8 +56,8 @@ TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
     const SimResult shared = run_on_sim(job, config, options);
     options.trace = &own_trace;
     const SimResult own = run_on_sim(without_sharing(job), config, options);
-    EXPECT_EQ(shared.schedules_shared, 1u) << job.what;
-    EXPECT_EQ(shared.schedules_built, 4u) << job.what;  // one, and three checked against it
+    EXPECT_EQ(shared.schedules_shared, shared_count) << job.what;
+    EXPECT_EQ(shared.schedules_built, built_count) << job.what;  // three checks per shared one
     EXPECT_EQ(own.schedules_shared, 0u) << job.what;
     EXPECT_GE(own.schedules_built, static_cast<size_t>(shape.size)) << job.what;
     EXPECT_EQ(shared.completion, own.completion) << job.what;
