@@ -195,7 +195,9 @@ struct Execution::State {
 
   // The parts of step `raw` the hot path uses, as this rank runs it.
   int peer_of(const Step& raw) const {
-    return shift == 0 ? raw.peer : (raw.peer + shift) % schedule->symmetry.size;
+    if (shift == 0) return raw.peer;
+    const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
+    return peer >= schedule->symmetry.size ? peer - schedule->symmetry.size : peer;
   }
   Region region_of(const Region& raw) const {
     return shift == 0 || raw.mark == Mark::none ? raw : relabel_region(*schedule, raw, shift);

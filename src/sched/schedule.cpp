@@ -75,7 +75,9 @@ Region relabel_region(const Schedule& s, const Region& r, int shift) {
                 fmt::format("schedule {}: a region marks block {} of a {}-block layout",
                             s.algorithm, r.block, blocks));
   }
-  const size_t moved = (r.block + static_cast<size_t>(shift)) % blocks;
+  // block < blocks and 0 <= shift < size == blocks: one subtraction wraps it.
+  size_t moved = r.block + static_cast<size_t>(shift);
+  if (moved >= blocks) moved -= blocks;
   const size_t span = r.mark == Mark::block ? r.span : 1;
   if (span == 0 || moved + span > blocks) {
     throw Error(Errc::invalid_argument,
