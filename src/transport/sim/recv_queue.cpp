@@ -102,6 +102,27 @@ PostedRecv RecvQueue::pop() {
   return r;
 }
 
+bool RecvQueue::remove(const void* context, PostedRecv& out) {
+  if (count_ == 0) return false;
+  if (front_.context == context) {
+    out = pop();
+    return true;
+  }
+  std::vector<PostedRecv> all = list();
+  size_t at = 1;
+  while (at < all.size() && all[at].context != context)
+    ++at;
+  if (at == all.size()) return false;
+  out = all[at];
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(at));
+  packed_.clear();
+  head_ = 0;
+  count_ = 0;
+  for (const PostedRecv& r : all)
+    push(r);
+  return true;
+}
+
 std::vector<PostedRecv> RecvQueue::list() const {
   std::vector<PostedRecv> out;
   if (count_ == 0) return out;

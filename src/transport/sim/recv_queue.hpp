@@ -30,6 +30,11 @@ class RecvQueue {
   size_t size() const { return count_; }
   void push(const PostedRecv& r);
   PostedRecv pop();  // the oldest; the queue must not be empty
+  // Takes out the receive whose context is `context` (the first such),
+  // keeping the others in order; false when none has it. The oldest is
+  // taken at once (an execution cancels in posting order); any other
+  // repacks the queue.
+  bool remove(const void* context, PostedRecv& out);
   // Every queued receive, oldest first, without removing any.
   std::vector<PostedRecv> list() const;
 

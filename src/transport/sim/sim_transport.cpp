@@ -260,23 +260,15 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
 
 void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
   check_peer(dst, src, "cancel of a receive from");
-  auto it = posted.find(Key{dst, src, tag});
-  if (it == posted.end()) return;  // matched (its completion is on its way) or never posted
-  Fifo& fifo = it->second;
-  uint32_t before = kNone;
-  for (uint32_t rid = fifo.head; rid != kNone; before = rid, rid = receives[rid].next) {
-    if (receives[rid].context != context) continue;
-    const uint32_t next = receives[rid].next;
-    if (before == kNone)
-      fifo.head = next;
-    else
-      receives[before].next = next;
-    if (fifo.tail == rid) fifo.tail = before;
-    if (fifo.head == kNone) posted.erase(it);
-    receives[rid].status = Status{false, Errc::cancelled, 0};
-    push(now, EventKind::recv_complete, rid);
-    return;
-  }
+  const uint32_t sid = streams.find(Key{dst, src, tag});
+  if (sid == kNoStream) return;  // matched (its completion is on its way) or never posted
+  Stream& stream = streams.at(sid);
+  PostedRecv cancelled;
+  if (!stream.posted.remove(context, cancelled)) return;
+  if (stream.empty()) streams.remove(sid);
+  const uint32_t rid = new_receive(dst, src, tag, cancelled);
+  receives[rid].status = Status{false, Errc::cancelled, 0};
+  push(now, EventKind::recv_complete, rid);
 }
 
 void SimWorld::Impl::set_handler(int rank, uint16_t id, AmHandler handler) {

@@ -122,5 +122,51 @@ TEST(SimRecvQueue, GivesBackWhatWasPostedInOrder) {
   }
 }
 
+// remove(): a cancelled receive leaves the queue wherever it is (oldest,
+// middle or newest) and the others come out in their order, unchanged.
+TEST(SimRecvQueue, RemoveTakesOutOneAndKeepsTheRestInOrder) {
+  std::mt19937_64 rng(5);
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 40);
+  for (int op = 0; op < 20000; ++op) {
+    const uint64_t choice = rng() % 8;
+    if (reference.empty() || choice < 4) {
+      PostedRecv r;
+      r.context = reinterpret_cast<void*>(uintptr_t{0x100000000} + 64 * uint64_t(op));
+      r.data = base + rng() % 1000;
+      r.capacity = 100 + rng() % 3;
+      r.done = rng() % 11 == 0 ? &done_b : &done_a;
+      queue.push(r);
+      reference.push_back(r);
+    } else if (choice < 6) {
+      const size_t at = rng() % reference.size();
+      PostedRecv got;
+      ASSERT_TRUE(queue.remove(reference[at].context, got)) << op;
+      ASSERT_EQ(got.context, reference[at].context) << op;
+      ASSERT_EQ(got.data, reference[at].data) << op;
+      ASSERT_EQ(got.capacity, reference[at].capacity) << op;
+      ASSERT_EQ(got.done, reference[at].done) << op;
+      reference.erase(reference.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (choice == 6) {
+      PostedRecv got;
+      ASSERT_FALSE(queue.remove(reinterpret_cast<void*>(uintptr_t{7}), got)) << op;
+    } else {
+      const PostedRecv got = queue.pop();
+      ASSERT_EQ(got.context, reference.front().context) << op;
+      ASSERT_EQ(got.data, reference.front().data) << op;
+      ASSERT_EQ(got.capacity, reference.front().capacity) << op;
+      reference.pop_front();
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+  }
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(all[i].context, reference[i].context);
+    ASSERT_EQ(all[i].data, reference[i].data);
+  }
+}
+
 }  // namespace
 }  // namespace grove::sim
