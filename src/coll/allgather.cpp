@@ -30,24 +30,32 @@ size_t wrap(int64_t i, int n) {
   return static_cast<size_t>(((i % n) + n) % n);
 }
 
+// The output slot of this rank's block (marked: it moves with the rank).
+Region own_slot(const AllgatherArgs& a) {
+  Region r = output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes);
+  r.mark = Mark::block;
+  r.block = static_cast<uint32_t>(a.rank);
+  return r;
+}
+
 // Where this rank's block starts, and the output slot it must end in.
 Region own_block(const AllgatherArgs& a) {
-  return a.in_place ? output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes)
-                    : input_region(0, a.block_bytes);
+  return a.in_place ? own_slot(a) : input_region(0, a.block_bytes);
 }
 
 // Copies the own block into its output slot (nothing when in place).
 std::optional<StepId> place_own(Plan& plan, const AllgatherArgs& a) {
   if (a.in_place) return std::nullopt;
-  return plan.copy(own_block(a),
-                   output_region(static_cast<size_t>(a.rank) * a.block_bytes, a.block_bytes));
+  return plan.copy(own_block(a), own_slot(a));
 }
 
 void ring(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
   if (a.block_bytes == 0) return;
+  const BlockLayout layout = BlockLayout::uniform(a.size, a.block_bytes);
+  // Every rank runs the same steps, one block further along.
+  plan.set_symmetry(a.rank, a.size, 1, layout);
   place_own(plan, a);
-  ring_allgather(plan, a.rank, a.size, BlockLayout::uniform(a.size, a.block_bytes), 0, own_block(a),
-                 0);
+  ring_allgather(plan, a.rank, a.size, layout, 0, own_block(a), 0);
 }
 
 void recursive_doubling(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&) {
@@ -139,8 +147,13 @@ void neighbor_exchange(Plan& plan, const AllgatherArgs& a, const AlgorithmSpec&)
   if (b == 0) return;
   const auto placed = place_own(plan, a);
   if (n == 1) return;
+  const BlockLayout layout = BlockLayout::uniform(n, b);
+  // Ranks of one parity run the same steps, two blocks further along per
+  // two ranks (the pairs moved start at even blocks: they never wrap).
+  plan.set_symmetry(r, n, 2, layout);
   auto blocks = [&](int first, int count) {
-    return output_region(static_cast<size_t>(first) * b, static_cast<size_t>(count) * b);
+    return block_span(Buffer::output, layout, static_cast<size_t>(first),
+                      static_cast<size_t>(count));
   };
   // Even ranks first talk to the right, odd ranks to the left; each then
   // alternates. `from[p]` is the first block of the pair expected next from

@@ -1,5 +1,7 @@
 #include "coll/allgatherv.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "coll/allgather.hpp"
@@ -26,16 +28,17 @@ BlockLayout layout_of(const AllgathervArgs& a) {
   return BlockLayout{a.offsets, a.counts};
 }
 
+// Marked (they move with the rank): the own block in the output, and in
+// the input as long as the own block.
 Region own_block(const AllgathervArgs& a, const BlockLayout& layout) {
-  const auto r = static_cast<size_t>(a.rank);
-  return a.in_place ? output_region(layout.offsets[r], layout.lengths[r])
-                    : input_region(0, layout.lengths[r]);
+  const Region slot = block_region(Buffer::output, layout, static_cast<size_t>(a.rank));
+  return a.in_place ? slot : sized_like(input_region(0, 0), slot);
 }
 
 std::optional<StepId> place_own(Plan& plan, const AllgathervArgs& a, const BlockLayout& layout) {
   if (a.in_place) return std::nullopt;
-  const auto r = static_cast<size_t>(a.rank);
-  return plan.copy(own_block(a, layout), output_region(layout.offsets[r], layout.lengths[r]));
+  return plan.copy(own_block(a, layout),
+                   block_region(Buffer::output, layout, static_cast<size_t>(a.rank)));
 }
 
 // True when the blocks tile [0, total) in rank order.
@@ -51,6 +54,10 @@ bool tiles_in_rank_order(const BlockLayout& layout) {
 void ring(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
   const BlockLayout layout = layout_of(a);
   if (layout.total() == 0) return;
+  // With no empty block every rank runs the same steps, one block further
+  // along (an empty block is skipped, which depends on the rank).
+  if (std::find(layout.lengths.begin(), layout.lengths.end(), 0) == layout.lengths.end())
+    plan.set_symmetry(a.rank, a.size, 1, layout);
   place_own(plan, a, layout);
   ring_allgather(plan, a.rank, a.size, layout, 0, own_block(a, layout), 0);
 }

@@ -65,9 +65,11 @@ void build_ring(Plan& plan, const AllreduceArgs& a, size_t bytes) {
   const Start s = start(plan, a, bytes);
   if (n == 1) return;
   const BlockLayout chunks = BlockLayout::split(a.count, datatype_size(a.dtype), n);
+  // With no empty chunk every rank runs the same steps, one chunk further
+  // along (empty chunks are skipped, which depends on the rank).
+  if (chunks.lengths.back() > 0) plan.set_symmetry(r, n, 1, chunks);
   auto chunk = [&](int i) {
-    const auto c = static_cast<size_t>(((i % n) + n) % n);
-    return output_region(chunks.offsets[c], chunks.lengths[c]);
+    return block_region(Buffer::output, chunks, static_cast<size_t>(((i % n) + n) % n));
   };
   const Region buffers[2] = {plan.take_scratch(chunks.max_length()),
                              plan.take_scratch(chunks.max_length())};
@@ -86,7 +88,7 @@ void build_ring(Plan& plan, const AllreduceArgs& a, size_t bytes) {
       sends.add(plan.send(right, step, out_chunk, Deps(s.ready).add(reduced_prev)));
     std::optional<StepId> reduced_now;
     if (in_chunk.length > 0) {
-      const Region buffer = sub_region(buffers[step % 2], 0, in_chunk.length);
+      const Region buffer = sized_like(buffers[step % 2], in_chunk);
       const StepId got = plan.recv(left, step, buffer, Deps().add(reduced[step % 2]));
       reduced_now = plan.reduce(buffer, in_chunk, Deps(s.ready).add(got));
       reduced[step % 2] = reduced_now;

@@ -35,34 +35,40 @@ int wrap(int64_t i, int n) {
 
 // Where the blocks to send are read from: the input, or a scratch copy of
 // the output when in place (the first step of the schedule).
+// Blocks are block_regions of the uniform layout: they move with the rank.
 struct Source {
   Region all;
   std::optional<StepId> ready;  // the copy to scratch, if any
-  Region block(int j, size_t b) const { return sub_region(all, static_cast<size_t>(j) * b, b); }
+  BlockLayout blocks;
+  Region block(int j) const {
+    return block_region(all.buffer, blocks, static_cast<size_t>(j), all.offset);
+  }
 };
 
 Source take_source(Plan& plan, const AlltoallArgs& a) {
   const size_t total = static_cast<size_t>(a.size) * a.block_bytes;
-  if (!a.in_place) return Source{input_region(0, total), std::nullopt};
+  BlockLayout blocks = BlockLayout::uniform(a.size, a.block_bytes);
+  if (!a.in_place) return Source{input_region(0, total), std::nullopt, std::move(blocks)};
   const Region copy = plan.take_scratch(total);
-  return Source{copy, plan.copy(output_region(0, total), copy)};
+  return Source{copy, plan.copy(output_region(0, total), copy), std::move(blocks)};
 }
 
-Region out_block(int j, size_t b) {
-  return output_region(static_cast<size_t>(j) * b, b);
+Region out_block(const Source& source, int j) {
+  return block_region(Buffer::output, source.blocks, static_cast<size_t>(j));
 }
 
 // The pairwise exchange itself; linear is the same with no depth limit.
 void exchange(Plan& plan, const AlltoallArgs& a, const Source& source) {
-  const size_t b = a.block_bytes;
   const Deps after = Deps().add(source.ready);
-  plan.copy(source.block(a.rank, b), out_block(a.rank, b), after);
+  // Every rank runs the same steps, one block further along.
+  plan.set_symmetry(a.rank, a.size, 1, source.blocks);
+  plan.copy(source.block(a.rank), out_block(source, a.rank), after);
   for (int i = 1; i < a.size; ++i) {
     const int to = wrap(a.rank + i, a.size);
     const int from = wrap(a.rank - i, a.size);
     // In place, a receive overwrites output the scratch copy reads.
-    plan.recv(from, 0, out_block(from, b), after);
-    plan.send(to, 0, source.block(to, b), after);
+    plan.recv(from, 0, out_block(source, from), after);
+    plan.send(to, 0, source.block(to), after);
   }
 }
 
@@ -82,7 +88,7 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   const int r = a.rank;
   const Source source = take_source(plan, a);
   const Deps after = Deps().add(source.ready);
-  plan.copy(source.block(r, b), out_block(r, b), after);
+  plan.copy(source.block(r), out_block(source, r), after);
   if (n == 1) return;
 
   // After the rotation work[i] holds the block rank r sends to r + i. Step
@@ -154,7 +160,7 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   // Block i now came from rank r - i: output[(r - i) mod N] = work[i].
   const Deps done{plan.join(plan.all_steps())};
   for (int i = 1; i < n; ++i)
-    plan.copy(slot(i, 1), out_block(wrap(r - i, n), b), done);
+    plan.copy(slot(i, 1), out_block(source, wrap(r - i, n)), done);
 }
 
 const AlgorithmTable<AlltoallArgs> kAlgorithms{

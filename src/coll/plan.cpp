@@ -2,7 +2,46 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+
 namespace grove::coll {
+
+Region sub_region(const Region& r, size_t offset, size_t length) {
+  if (r.mark != Mark::none) {
+    throw Error(Errc::internal,
+                "sub_region of a region marked for relabelling (use block_region or sized_like)");
+  }
+  return Region{r.buffer, r.offset + offset, length};
+}
+
+Region block_region(Buffer buffer, const BlockLayout& layout, size_t i, size_t base) {
+  Region r{buffer, base + layout.offsets[i], layout.lengths[i]};
+  r.mark = Mark::block;
+  r.block = static_cast<uint32_t>(i);
+  return r;
+}
+
+Region block_span(Buffer buffer, const BlockLayout& layout, size_t first, size_t count) {
+  if (count == 0 || first + count > layout.size() || count > UINT16_MAX)
+    throw Error(Errc::internal, fmt::format("block_span of {} blocks from block {} of {}", count,
+                                            first, layout.size()));
+  Region r = block_region(buffer, layout, first);
+  r.length = layout.span_length(first, first + count);
+  r.span = static_cast<uint16_t>(count);
+  return r;
+}
+
+Region sized_like(const Region& where, const Region& block) {
+  if (where.mark != Mark::none || block.mark != Mark::block) {
+    throw Error(Errc::internal, "sized_like needs an unmarked region and a block_region");
+  }
+  Region r{where.buffer, where.offset, block.length};
+  r.mark = Mark::length;
+  r.block = block.block;
+  return r;
+}
 
 Plan::Plan(std::string algorithm) {
   builder_.schedule().algorithm = std::move(algorithm);
@@ -88,6 +127,21 @@ void Plan::set_reduction(Datatype type, ReduceOp op) {
 void Plan::set_limits(uint32_t max_sends, uint32_t max_recvs) {
   builder_.schedule().max_sends = max_sends;
   builder_.schedule().max_recvs = max_recvs;
+}
+
+void Plan::set_symmetry(int rank, int size, int period, const BlockLayout& layout) {
+  if (rank < 0 || rank >= size || period < 1 || size % period != 0 ||
+      layout.size() != static_cast<size_t>(size)) {
+    throw Error(Errc::internal,
+                fmt::format("{}: symmetry of rank {} of {}, period {}, {} blocks is malformed",
+                            builder_.schedule().algorithm, rank, size, period, layout.size()));
+  }
+  sched::Symmetry& sym = builder_.schedule().symmetry;
+  sym.built_for = rank;
+  sym.size = size;
+  sym.period = period;
+  sym.offsets = layout.offsets;
+  sym.lengths = layout.lengths;
 }
 
 Deps Plan::all_steps() {

@@ -27,11 +27,13 @@
 #include <tuple>
 #include <vector>
 
+#include "coll/layout.hpp"
 #include "sched/schedule.hpp"
 
 namespace grove::coll {
 
 using sched::Buffer;
+using sched::Mark;
 using sched::Region;
 using sched::StepId;
 
@@ -46,10 +48,19 @@ inline Region output_region(size_t offset, size_t length) {
 inline Region scratch_region(size_t offset, size_t length) {
   return Region{Buffer::scratch, offset, length};
 }
-// A sub-range of `r`, `offset` bytes in.
-inline Region sub_region(const Region& r, size_t offset, size_t length) {
-  return Region{r.buffer, r.offset + offset, length};
-}
+// A sub-range of `r`, `offset` bytes in. `r` must not be marked (a part
+// of a block has no place in a relabelled schedule): throws grove::Error.
+Region sub_region(const Region& r, size_t offset, size_t length);
+
+// Block `i` of `layout` in `buffer`, starting `base` bytes in, marked so a
+// relabelled schedule (sched::Symmetry) finds the same block of another rank.
+Region block_region(Buffer buffer, const BlockLayout& layout, size_t i, size_t base = 0);
+// Blocks [first, first + count) of a packed `layout`, marked the same way;
+// the span must not wrap around the layout for any rank.
+Region block_span(Buffer buffer, const BlockLayout& layout, size_t first, size_t count);
+// The first block.length bytes of `where`, marked to follow `block` (a
+// block_region) when relabelled: a receive buffer sized like a block.
+Region sized_like(const Region& where, const Region& block);
 
 // Dependencies: an ordered list of step ids; optional ids (steps that were
 // not added) are skipped.
@@ -97,6 +108,13 @@ class Plan {
   void set_reduction(Datatype type, ReduceOp op);
   // Bounds on messages in flight (sends and receives separately).
   void set_limits(uint32_t max_sends, uint32_t max_recvs);
+  // Declares the schedule symmetric (sched::Symmetry): built for `rank` of
+  // `size`, it is also the schedule of every rank r = rank + k * period
+  // (mod size) given the same arguments, relabelled with `layout` (`size`
+  // blocks). Only for builders whose every rank-dependent region is a
+  // block_region / sized_like of `layout`, and whose steps do not depend on
+  // the rank otherwise (no block skipped for being empty, for one).
+  void set_symmetry(int rank, int size, int period, const BlockLayout& layout);
 
   size_t step_count() { return builder_.schedule().steps.size(); }
   // Every step added so far, for a phase that must follow all of them.

@@ -13,12 +13,17 @@ namespace {
 void build_ring(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   const int n = a.size;
   const int r = a.rank;
-  auto block = [&](int i) { return input_region(static_cast<size_t>(((i % n) + n) % n) * b, b); };
+  const BlockLayout blocks = BlockLayout::uniform(n, b);
+  auto block = [&](int i) {
+    return block_region(Buffer::input, blocks, static_cast<size_t>(((i % n) + n) % n));
+  };
   const Region result = output_region(0, b);
   if (n == 1) {
     plan.copy(block(0), result);
     return;
   }
+  // Every rank runs the same steps, one block further along.
+  plan.set_symmetry(r, n, 1, blocks);
   // Partials travel in two scratch buffers in turn. At step s rank r sends
   // its partial of block r - s - 1 (at step 0 its own input block) and
   // receives the left neighbour's partial of block r - s - 2, folding its

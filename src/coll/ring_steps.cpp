@@ -17,13 +17,12 @@ Deps ring_allgather(Plan& plan, int rank, int size, const BlockLayout& layout, i
     const size_t in_block = block(rank - s - 1 + shift);
     std::optional<StepId> got;
     if (layout.lengths[in_block] > 0) {
-      got = plan.recv(left, channel_base + s,
-                      output_region(layout.offsets[in_block], layout.lengths[in_block]), after);
+      got =
+          plan.recv(left, channel_base + s, block_region(Buffer::output, layout, in_block), after);
       added.add(*got);
     }
     if (layout.lengths[out_block] > 0) {
-      const Region src =
-          s == 0 ? own : output_region(layout.offsets[out_block], layout.lengths[out_block]);
+      const Region src = s == 0 ? own : block_region(Buffer::output, layout, out_block);
       added.add(plan.send(right, channel_base + s, src, Deps(after).add(arrived)));
     }
     arrived = got;

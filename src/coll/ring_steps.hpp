@@ -13,7 +13,8 @@ namespace grove::coll {
 // shift) from r - 1, on channel channel_base + s; a block is forwarded as
 // soon as it arrived. Empty blocks are never sent. Every step follows
 // `after`. The caller places the own block in the output. Returns the steps
-// added.
+// added. Output blocks are block_regions of `layout`, so a caller whose
+// other regions are too may declare the schedule symmetric.
 Deps ring_allgather(Plan& plan, int rank, int size, const BlockLayout& layout, int shift,
                     Region own, int channel_base, const Deps& after = {});
 

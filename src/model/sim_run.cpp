@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "grove/error.hpp"
+#include "model/sim_estimate.hpp"
+#include "model/sim_schedules.hpp"
 #include "sched/executor.hpp"
 #include "transport/tag.hpp"
 
@@ -19,6 +21,16 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
+  SimSchedules schedules(job);
+  SimResult result;
+  result.estimate = estimate_sim(job, config, schedules);
+  const uint64_t limit = options.max_memory ? *options.max_memory : sim_max_memory();
+  if (limit > 0 && result.estimate.memory > static_cast<double>(limit)) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("{}: not run: {}, more than the {:.2f} GB allowed (sim_max_memory; "
+                            "fewer ranks, or an algorithm with fewer messages in flight, fit)",
+                            job.what, result.estimate.summary(), static_cast<double>(limit) / 1e9));
+  }
   sim::SimWorld world(job.size, config);
   world.set_trace(options.trace);
   const bool real = config.data == sim::DataMode::real;
@@ -30,13 +42,12 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
     inputs.resize(n);
     outputs.resize(n);
   }
-  SimResult result;
   if (options.per_rank) result.per_rank.assign(n, -1);
   size_t remaining = n;
   std::optional<Error> failure;
 
   // A rank is finished once its execution is done: record when, check for
-  // an error, and free its schedule and executor state.
+  // an error, and free its executor state (and its schedule unless shared).
   auto finish = [&](int rank) {
     auto& run = runs[static_cast<size_t>(rank)];
     if (!run || !run->done()) return;
@@ -53,7 +64,7 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
 
   const Tag base_tag = tag::make(1, 0, tag::Topology::none, 0, 0);
   for (int rank = 0; rank < job.size; ++rank) {
-    auto schedule = std::make_shared<const sched::Schedule>(job.build(rank));
+    std::shared_ptr<const sched::Schedule> schedule = schedules.of(rank);
     sched::Buffers buffers;
     buffers.input_length = job.input_bytes ? job.input_bytes(rank) : 0;
     buffers.output_length = job.output_bytes ? job.output_bytes(rank) : 0;
@@ -69,6 +80,8 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
     runs[static_cast<size_t>(rank)] = std::make_unique<sched::Execution>(
         world.transport(rank), std::move(schedule), buffers, base_tag);
   }
+  result.schedules_built = schedules.built();
+  result.schedules_shared = schedules.shared();
   // Executions start at virtual time 0 in rank order, after all exist, so no
   // message finds its receiver missing.
   for (int rank = 0; rank < job.size; ++rank)
@@ -78,7 +91,27 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
   for (int rank = 0; rank < job.size; ++rank)
     finish(rank);
 
-  world.run_until([&] { return remaining == 0 || failure.has_value(); }, options.virtual_limit);
+  // The progress callback's clock is read every kCheckEvery events only.
+  constexpr uint32_t kCheckEvery = 1u << 16;
+  uint32_t countdown = kCheckEvery;
+  const auto sim_start = std::chrono::steady_clock::now();
+  double next_report = options.progress_seconds;
+  auto report = [&] {
+    const double wall = seconds_since(sim_start);
+    if (wall < next_report) return;
+    next_report = wall + options.progress_seconds;
+    options.progress(SimProgress{world.now(), world.stats().events, result.estimate.events,
+                                 job.size - static_cast<int>(remaining), job.size, wall});
+  };
+  world.run_until(
+      [&] {
+        if (options.progress && --countdown == 0) {
+          countdown = kCheckEvery;
+          report();
+        }
+        return remaining == 0 || failure.has_value();
+      },
+      options.virtual_limit);
   world.set_activity_observer(nullptr);
   if (failure) throw Error(failure->code(), fmt::format("{}: {}", job.what, failure->what()));
   if (remaining > 0) {

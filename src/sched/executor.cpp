@@ -8,16 +8,15 @@
 #include <fmt/format.h>
 
 #include "core/params.hpp"
+#include "sched/context_registry.hpp"
 #include "sched/reduce.hpp"
+#include "sched/step_cells.hpp"
+#include "sched/step_graph.hpp"
 #include "sched/wait_loop.hpp"
 
 namespace grove::sched {
 
 namespace {
-
-// `ended`: a message the transport reported without completing it (failed
-// or cancelled after the execution failed).
-enum class StepState : uint8_t { waiting, ready, in_flight, done, ended };
 
 constexpr StepId kNoStep = std::numeric_limits<StepId>::max();
 
@@ -27,43 +26,15 @@ const params::IntParam cancel_wait_ms{
     "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
     "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
 
-std::string_view buffer_name(Buffer b) {
-  switch (b) {
-    case Buffer::input:
-      return "input";
-    case Buffer::output:
-      return "output";
-    case Buffer::scratch:
-      return "scratch";
-  }
-  return "?";
-}
-
-std::string describe_step(const Step& step) {
-  switch (step.kind) {
-    case Kind::send:
-      return fmt::format("send to {} on channel {}, {} bytes", step.peer, step.channel,
-                         step.src.length);
-    case Kind::recv:
-      return fmt::format("recv from {} on channel {}, {} bytes", step.peer, step.channel,
-                         step.dst.length);
-    case Kind::copy:
-      return fmt::format("copy {} bytes", step.src.length);
-    case Kind::reduce:
-      return fmt::format("reduce {} bytes", step.dst.length);
-  }
-  return "?";
-}
-
 bool is_message(Kind kind) {
   return kind == Kind::send || kind == Kind::recv;
 }
 
-// A binary min-heap of step ids over storage reserved at construction, so
-// the hot path never allocates: the executor posts ready steps lowest id first.
+// A binary min-heap of step ids, so the executor posts ready steps lowest
+// id first. Its storage grows to the most steps ever ready at once and is
+// kept (pooled states reuse it), so a repeated call never allocates.
 class StepHeap {
  public:
-  void reserve(size_t n) { ids_.reserve(n); }
   bool empty() const { return ids_.empty(); }
   void clear() { ids_.clear(); }
   size_t size() const { return ids_.size(); }
@@ -86,19 +57,14 @@ class StepHeap {
 }  // namespace
 
 struct Execution::State {
-  // The context pointer of one message's completion: which execution, which step.
-  struct Slot {
-    State* state;
-    StepId step;
-  };
-
   // What the state was last prepared for: a state taken from the pool (see
-  // take) whose key equals the new execution's skips validation and the
-  // dependency graph, which depend on nothing else. The schedule is held by
-  // `schedule` while the key names it, so its address cannot be reused.
+  // take) whose key equals the new execution's skips validation, which
+  // depends on nothing else. The schedule is held by `schedule` while the
+  // key names it, so its address cannot be reused.
   struct PreparedFor {
     const Schedule* schedule = nullptr;
     int ranks = 0;
+    int shift = 0;
     bool payload = true;
     size_t input_length = 0, output_length = 0;
     bool input_null = true, output_null = true;
@@ -107,23 +73,23 @@ struct Execution::State {
 
   Transport* transport = nullptr;
   std::shared_ptr<const Schedule> schedule;
+  // Derived from `schedule` alone and shared with every other execution of
+  // it; `graph_of_schedule` names the schedule it was derived from.
+  std::shared_ptr<const StepGraph> graph;
+  const Schedule* graph_of_schedule = nullptr;
   Buffers buffers;
   Tag base_tag = 0;
+  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
+  // schedule built for this rank.
+  int shift = 0;
   // Not cleared between executions of a pooled state: a schedule writes a
   // scratch byte before it reads it (every collective's tests pass with
   // scratch filled with garbage at each start).
   std::vector<std::byte> scratch;
   PreparedFor prepared;  // valid only after a prepare() that did not throw
 
-  // Invariant: remaining[i] == number of step i's dependencies not yet done.
-  std::vector<uint32_t> remaining;
-  std::vector<uint32_t> initial_remaining;  // remaining[] before the start
-  // Steps that depend on step i: dependents[dependents_begin[i], dependents_begin[i+1]).
-  std::vector<uint32_t> dependents_begin;
-  std::vector<StepId> dependents;
-  std::vector<uint32_t> fill;  // prepare()'s cursor per step, kept for its capacity
-  std::vector<StepState> states;
-  std::vector<Slot> slots;
+  // Invariant: a waiting step's cell counts its dependencies not yet done.
+  StepCells cells;
   StepHeap ready_local, ready_sends, ready_recvs;
   uint32_t sends_in_flight = 0;
   uint32_t recvs_in_flight = 0;
@@ -137,10 +103,18 @@ struct Execution::State {
   // state then lives until the transport reports the last of them.
   bool orphaned = false;
   std::optional<Error> error;
+  // Names this state in completion contexts (ContextRegistry): a message's
+  // context is (context_index, step), so in-flight messages cost nothing here.
+  const uint32_t context_index;
+
+  State() : context_index(ContextRegistry::add(this)) {}
+  ~State() { ContextRegistry::remove(context_index); }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
 
   // Pooled states, per thread (executions are made and dropped once per
   // collective call): a repeated call reuses the state, its vectors' capacity
-  // and, for the same schedule and buffer lengths, its prepared graph.
+  // and, for the same schedule and buffer lengths, its validation.
   // Invariant: a pooled state has nothing in flight (orphaned states are
   // never pooled) and is not referenced by any transport.
   //
@@ -208,24 +182,32 @@ struct Execution::State {
     ready_recvs.clear();
   }
 
-  const std::vector<Step>& steps() const { return schedule->steps; }
+  size_t step_count() const { return schedule->steps.size(); }
 
-  std::string where(StepId id) const {
-    return fmt::format("rank {} {}: step {} ({})", transport->rank(),
-                       schedule->algorithm.empty() ? "schedule" : schedule->algorithm, id,
-                       describe_step(steps()[id]));
+  // Step `id` as this rank runs it: the schedule's own, or its relabelled
+  // copy (written to `copy`) when the schedule was built for another rank.
+  const Step& step_at(StepId id, Step& copy) const {
+    const Step& raw = schedule->steps[id];
+    if (shift == 0) return raw;
+    copy = relabel_step(*schedule, raw, shift);
+    return copy;
   }
 
-  size_t buffer_length(Buffer b) const {
-    switch (b) {
-      case Buffer::input:
-        return buffers.input_length;
-      case Buffer::output:
-        return buffers.output_length;
-      case Buffer::scratch:
-        return schedule->scratch_bytes;
-    }
-    return 0;
+  // The parts of step `raw` the hot path uses, as this rank runs it.
+  int peer_of(const Step& raw) const {
+    if (shift == 0) return raw.peer;
+    const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
+    return peer >= schedule->symmetry.size ? peer - schedule->symmetry.size : peer;
+  }
+  Region region_of(const Region& raw) const {
+    return shift == 0 || raw.mark == Mark::none ? raw : relabel_region(*schedule, raw, shift);
+  }
+
+  std::string where(StepId id) const {
+    Step copy;
+    return fmt::format("rank {} {}: step {} ({})", transport->rank(),
+                       schedule->algorithm.empty() ? "schedule" : schedule->algorithm, id,
+                       describe_step(step_at(id, copy)));
   }
 
   // Without payload (see carries_payload) buffers may be null; a null base
@@ -243,140 +225,58 @@ struct Execution::State {
     return offset_from(r.buffer == Buffer::output ? buffers.output : scratch.data(), r.offset);
   }
 
-  void validate_region(StepId id, const Region& r, std::string_view role, bool written) const {
-    const size_t length = buffer_length(r.buffer);
-    auto bad = [&](const std::string& cause) {
-      throw Error(Errc::invalid_argument, fmt::format("{}: {} region: {}", where(id), role, cause));
-    };
-    if (written && r.buffer == Buffer::input) bad("writes the read-only input buffer");
-    if (r.offset > length || r.length > length - r.offset) {
-      bad(fmt::format("[{}, +{}) exceeds the {}-byte {} buffer", r.offset, r.length, length,
-                      buffer_name(r.buffer)));
-    }
-    const bool missing = r.buffer == Buffer::input    ? buffers.input == nullptr
-                         : r.buffer == Buffer::output ? buffers.output == nullptr
-                                                      : false;
-    if (payload && missing && r.length > 0)
-      bad(fmt::format("the {} buffer is null", buffer_name(r.buffer)));
-  }
-
-  void validate() {
-    const Schedule& s = *schedule;
-    if (s.max_sends == 0 || s.max_recvs == 0) {
+  // The relabelling this rank applies to `schedule`: throws when the
+  // schedule was built for another rank and does not cover this one.
+  int shift_for_this_rank() const {
+    const Symmetry& sym = schedule->symmetry;
+    const int rank = transport->rank();
+    if (!sym.declared() || rank == sym.built_for) return 0;
+    const int d = transport->size() == sym.size ? sym.shift_of(rank) : -1;
+    if (d < 0) {
       throw Error(Errc::invalid_argument,
-                  fmt::format("rank {} {}: max_sends and max_recvs must be at least 1",
-                              transport->rank(), s.algorithm));
+                  fmt::format("rank {} of {}: the schedule {} was built for rank {} of {} and "
+                              "covers only ranks {} apart",
+                              rank, transport->size(), schedule->algorithm, sym.built_for, sym.size,
+                              sym.period));
     }
-    for (StepId id = 0; id < s.steps.size(); ++id) {
-      const Step& step = s.steps[id];
-      if (step.deps_begin > step.deps_end || step.deps_end > s.deps.size()) {
-        throw Error(Errc::invalid_argument,
-                    fmt::format("{}: dependency range out of bounds", where(id)));
-      }
-      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d) {
-        if (s.deps[d] >= id) {
-          throw Error(Errc::invalid_argument,
-                      fmt::format("{}: depends on later step {}", where(id), s.deps[d]));
-        }
-      }
-      if (is_message(step.kind)) {
-        if (step.peer < 0 || step.peer >= transport->size()) {
-          throw Error(Errc::invalid_argument, fmt::format("{}: peer {} is outside [0, {})",
-                                                          where(id), step.peer, transport->size()));
-        }
-        if (step.channel >= (1u << tag::kChannelBits)) {
-          throw Error(Errc::invalid_argument,
-                      fmt::format("{}: channel {} does not fit in {} tag bits", where(id),
-                                  step.channel, tag::kChannelBits));
-        }
-      }
-      switch (step.kind) {
-        case Kind::send:
-          validate_region(id, step.src, "source", false);
-          break;
-        case Kind::recv:
-          validate_region(id, step.dst, "destination", true);
-          break;
-        case Kind::copy:
-        case Kind::reduce:
-          validate_region(id, step.src, "source", false);
-          validate_region(id, step.dst, "destination", true);
-          if (step.src.length != step.dst.length) {
-            throw Error(Errc::invalid_argument,
-                        fmt::format("{}: source is {} bytes but destination is {}", where(id),
-                                    step.src.length, step.dst.length));
-          }
-          if (step.kind == Kind::reduce) {
-            if (!reduce_op_valid(s.op, s.dtype)) {
-              throw Error(Errc::invalid_argument,
-                          fmt::format("{}: {} is not defined on {}", where(id),
-                                      reduce_op_name(s.op), datatype_name(s.dtype)));
-            }
-            if (step.dst.length % datatype_size(s.dtype) != 0) {
-              throw Error(Errc::invalid_argument,
-                          fmt::format("{}: {} bytes is not a whole number of {} elements",
-                                      where(id), step.dst.length, datatype_name(s.dtype)));
-            }
-          }
-          break;
-      }
-    }
+    return d;
   }
 
   void prepare() {
-    const size_t n = steps().size();
     // Sizes-only transports (the simulator at scale) move no bytes, so no
     // scratch is allocated and local steps only keep the dependency order.
     payload = transport->carries_payload();
-    const PreparedFor wanted{
-        schedule.get(),           transport->size(),     payload,
-        buffers.input_length,     buffers.output_length, buffers.input == nullptr,
-        buffers.output == nullptr};
+    shift = 0;  // where() relabels nothing until the shift is known
+    const int wanted_shift = shift_for_this_rank();
+    const PreparedFor wanted{schedule.get(),
+                             transport->size(),
+                             wanted_shift,
+                             payload,
+                             buffers.input_length,
+                             buffers.output_length,
+                             buffers.input == nullptr,
+                             buffers.output == nullptr};
     if (wanted != prepared) {
       prepared = PreparedFor{};  // a throw below leaves the state unprepared
+      if (graph_of_schedule != schedule.get()) {
+        graph = graph_of(schedule);
+        graph_of_schedule = schedule.get();
+      }
       if (payload) scratch.resize(schedule->scratch_bytes);
-      validate();
-      build_graph();
+      const ValidationTarget target{transport->rank(), transport->size(), &buffers, payload};
+      // A relabelled copy whose summary fits these buffers is valid step by
+      // step; otherwise (and always for the schedule's own rank) check each.
+      if (wanted_shift == 0 || !relabel_summary_admits(*graph, *schedule, target))
+        validate_steps(*schedule, wanted_shift, target);
       prepared = wanted;
     }
-    remaining = initial_remaining;  // same size: copies, never allocates
-    states.assign(n, StepState::waiting);
-  }
-
-  // The dependency graph in CSR form, the initial dependency counts and the
-  // slots; sized once per schedule, so a pooled state reallocates nothing
-  // when its next schedule is no larger.
-  void build_graph() {
-    const size_t n = steps().size();
-    initial_remaining.resize(n);
-    slots.resize(n);
-    dependents_begin.assign(n + 1, 0);
-    dependents.resize(schedule->deps.size());
-    size_t sends = 0, recvs = 0, locals = 0;
-    for (StepId id = 0; id < n; ++id) {
-      const Step& step = steps()[id];
-      slots[id] = Slot{this, id};
-      initial_remaining[id] = step.deps_end - step.deps_begin;
-      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
-        dependents_begin[schedule->deps[d] + 1]++;
-      (step.kind == Kind::send ? sends : step.kind == Kind::recv ? recvs : locals)++;
-    }
-    for (size_t i = 0; i < n; ++i)
-      dependents_begin[i + 1] += dependents_begin[i];
-    fill.assign(dependents_begin.begin(), dependents_begin.end() - 1);
-    for (StepId id = 0; id < n; ++id) {
-      const Step& step = steps()[id];
-      for (uint32_t d = step.deps_begin; d < step.deps_end; ++d)
-        dependents[fill[schedule->deps[d]]++] = id;
-    }
-    ready_sends.reserve(sends);
-    ready_recvs.reserve(recvs);
-    ready_local.reserve(locals);
+    shift = wanted_shift;
+    cells.reset(*graph);
   }
 
   void make_ready(StepId id) {
-    states[id] = StepState::ready;
-    switch (steps()[id].kind) {
+    cells.set(id, StepCells::kReady);
+    switch (schedule->steps[id].kind) {
       case Kind::send:
         ready_sends.push(id);
         break;
@@ -390,11 +290,12 @@ struct Execution::State {
   }
 
   void complete(StepId id) {
-    states[id] = StepState::done;
+    cells.finish(id);
     ++completed;
-    for (uint32_t i = dependents_begin[id]; i < dependents_begin[id + 1]; ++i) {
-      const StepId next = dependents[i];
-      if (--remaining[next] == 0) make_ready(next);
+    const StepGraph& g = *graph;
+    for (uint32_t i = g.dependents_begin[id]; i < g.dependents_begin[id + 1]; ++i) {
+      const StepId next = g.dependents[i];
+      if (cells.satisfy_one(next)) make_ready(next);
     }
   }
 
@@ -403,14 +304,22 @@ struct Execution::State {
   }
 
   void message_done(StepId id, const Status& status) {
-    const Step& step = steps()[id];
-    if (step.kind == Kind::send)
+    const Step& raw = schedule->steps[id];
+    if (raw.kind == Kind::send)
       --sends_in_flight;
     else
       --recvs_in_flight;
-    states[id] = StepState::ended;  // complete() below makes it done
-    if (error) return;
+    // Reported, so no longer in flight: complete() below makes it done;
+    // every other way out marks it ended (abort() cancels only what is in
+    // flight).
+    if (error) {
+      cells.set(id, StepCells::kEnded);
+      return;
+    }
     if (!status.ok) {
+      cells.set(id, StepCells::kEnded);
+      Step copy;
+      const Step& step = step_at(id, copy);
       switch (status.code) {
         case Errc::truncated:
           fail(status.code, id,
@@ -428,20 +337,23 @@ struct Execution::State {
       }
       return;
     }
-    if (step.kind == Kind::recv && status.length != step.dst.length) {
-      fail(Errc::mismatch, id,
-           fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
-                       "schedule)",
-                       step.peer, status.length, step.dst.length));
-      return;
+    if (raw.kind == Kind::recv) {
+      const size_t expected = region_of(raw.dst).length;
+      if (status.length != expected) {
+        cells.set(id, StepCells::kEnded);
+        fail(Errc::mismatch, id,
+             fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
+                         "schedule)",
+                         peer_of(raw), status.length, expected));
+        return;
+      }
     }
     complete(id);
   }
 
   static void on_message(void* context, const Status& status) {
-    const Slot& slot = *static_cast<const Slot*>(context);
-    State& state = *slot.state;
-    state.message_done(slot.step, status);
+    auto& state = *static_cast<State*>(ContextRegistry::owner(ContextRegistry::index_of(context)));
+    state.message_done(ContextRegistry::step_of(context), status);
     if (state.orphaned) {
       if (state.sends_in_flight + state.recvs_in_flight == 0) delete &state;
       return;
@@ -450,30 +362,34 @@ struct Execution::State {
   }
 
   void run_local(StepId id) {
-    const Step& step = steps()[id];
-    if (payload && step.src.length > 0) {
-      if (step.kind == Kind::copy) {
-        std::memmove(write_ptr(step.dst), read_ptr(step.src), step.src.length);
-      } else {
-        reduce_bytes(schedule->op, schedule->dtype, write_ptr(step.dst), read_ptr(step.src),
-                     step.dst.length);
+    const Step& raw = schedule->steps[id];
+    if (payload) {  // without payload a local step only keeps the order
+      const Region src = region_of(raw.src);
+      const Region dst = region_of(raw.dst);
+      if (src.length > 0) {
+        if (raw.kind == Kind::copy) {
+          std::memmove(write_ptr(dst), read_ptr(src), src.length);
+        } else {
+          reduce_bytes(schedule->op, schedule->dtype, write_ptr(dst), read_ptr(src), dst.length);
+        }
       }
     }
     complete(id);
   }
 
   void post(StepId id) {
-    const Step& step = steps()[id];
-    states[id] = StepState::in_flight;
-    const Tag tag = tag::with_channel(base_tag, step.channel);
-    if (step.kind == Kind::send) {
+    const Step& raw = schedule->steps[id];
+    cells.set(id, StepCells::kInFlight);
+    const Tag tag = tag::with_channel(base_tag, raw.channel);
+    void* context = ContextRegistry::token(context_index, id);
+    if (raw.kind == Kind::send) {
+      const Region src = region_of(raw.src);
       ++sends_in_flight;
-      transport->send(step.peer, tag, read_ptr(step.src), step.src.length, &State::on_message,
-                      &slots[id]);
+      transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
     } else {
+      const Region dst = region_of(raw.dst);
       ++recvs_in_flight;
-      transport->recv(step.peer, tag, write_ptr(step.dst), step.dst.length, &State::on_message,
-                      &slots[id]);
+      transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
     }
   }
 
@@ -494,7 +410,7 @@ struct Execution::State {
       consider(ready_recvs, recvs_in_flight < schedule->max_recvs);
       if (from == nullptr) return;
       from->pop();
-      if (is_message(steps()[best].kind))
+      if (is_message(schedule->steps[best].kind))
         post(best);
       else
         run_local(best);
@@ -506,11 +422,13 @@ struct Execution::State {
   // Execution::abort's cancellation: each message in flight once with
   // `mode` (fail_peer for a departed peer in any case).
   void cancel_in_flight(CancelMode mode, FunctionRef<bool(int)> departed) {
-    for (StepId id = 0; id < steps().size(); ++id) {
-      if (states[id] != StepState::in_flight) continue;
-      const Step& step = steps()[id];
+    for (StepId id = 0; id < step_count(); ++id) {
+      if (cells.peek(id) != StepCells::kInFlight) continue;
+      Step copy;
+      const Step& step = step_at(id, copy);
       const bool gone = departed && departed(step.peer);
-      transport->cancel(step.peer, tag::with_channel(base_tag, step.channel), &slots[id],
+      transport->cancel(step.peer, tag::with_channel(base_tag, step.channel),
+                        ContextRegistry::token(context_index, id),
                         gone ? CancelMode::fail_peer : mode);
     }
   }
@@ -585,8 +503,8 @@ Execution::~Execution() {
     }
   }
   if (state_->in_flight() > 0) {
-    // The transport still holds pointers into the state; it frees itself when
-    // the last completion arrives (see State::on_message).
+    // The transport still holds contexts naming the state; it frees itself
+    // when the last completion arrives (see State::on_message).
     state_->orphaned = true;
     (void)state_.release();
     return;
@@ -607,14 +525,13 @@ void Execution::start() {
                                             s.transport->rank(), s.schedule->algorithm));
   }
   s.started = true;
-  for (StepId id = 0; id < s.steps().size(); ++id) {
-    if (s.remaining[id] == 0) s.make_ready(id);
-  }
+  for (const StepId id : s.graph->roots)
+    s.make_ready(id);
   s.pump();
 }
 
 bool Execution::done() const {
-  return state_->started && (state_->error || state_->completed == state_->steps().size());
+  return state_->started && (state_->error || state_->completed == state_->step_count());
 }
 
 const std::optional<Error>& Execution::error() const {
@@ -625,9 +542,20 @@ const Schedule& Execution::schedule() const {
   return *state_->schedule;
 }
 
+size_t Execution::footprint(size_t steps, size_t window, size_t ready) {
+  constexpr size_t kAllocation = 16;  // malloc's own bytes per block
+  const size_t chunk = StepCells::chunk_cells_for(steps);
+  const size_t chunks =
+      steps == 0 ? 0 : std::min((window + chunk - 1) / chunk + 1, (steps + chunk - 1) / chunk);
+  const size_t per_chunk_index = sizeof(uint8_t*) + sizeof(uint32_t);
+  // Heaps grow by doubling: on average half again what they hold.
+  return sizeof(State) + kAllocation * 6 + chunks * (chunk + kAllocation) +
+         (steps + chunk - 1) / chunk * per_chunk_index + ready * sizeof(StepId) * 3 / 2;
+}
+
 std::string Execution::describe_pending() const {
   const State& s = *state_;
-  const size_t total = s.steps().size();
+  const size_t total = s.step_count();
   std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport->rank(),
                                 s.schedule->algorithm, s.completed, total);
   if (!s.started) return out + " (not started)";
@@ -636,21 +564,24 @@ std::string Execution::describe_pending() const {
   size_t in_flight = 0, ready = 0, waiting = 0;
   std::string pending;
   for (StepId id = 0; id < total; ++id) {
-    switch (s.states[id]) {
-      case StepState::in_flight:
+    switch (s.cells.peek(id)) {
+      case StepCells::kInFlight: {
         ++in_flight;
+        Step copy;
         if (listed++ < kListed)
           pending += fmt::format("{}{} (step {})", listed > 1 ? ", " : "",
-                                 describe_step(s.steps()[id]), id);
+                                 describe_step(s.step_at(id, copy)), id);
         break;
-      case StepState::ready:
+      }
+      case StepCells::kReady:
         ++ready;
         break;
-      case StepState::waiting:
-        ++waiting;
+      case StepCells::kDone:
         break;
-      case StepState::done:
-      case StepState::ended:
+      case StepCells::kEnded:
+        break;
+      default:
+        ++waiting;
         break;
     }
   }

@@ -27,6 +27,15 @@
 //   transport completes it, so the transport never calls into freed memory;
 //   the user buffers must then stay valid until it does (or the transport
 //   be destroyed first).
+// - A symmetric schedule (Symmetry) built for another rank runs relabelled
+//   for this one, step by step, so many ranks can share one schedule; a
+//   rank it does not cover is an invalid_argument error.
+// - Memory: what is derived from the schedule alone (StepGraph) is shared
+//   by all its executions; per execution, one byte per step between the
+//   oldest unfinished and the newest touched step (StepCells), the ready
+//   steps, and nothing per message in flight (contexts are tokens:
+//   ContextRegistry). abort() finds what is in flight by scanning the
+//   step cells, once per call that fails.
 
 #include <memory>
 #include <optional>
@@ -73,6 +82,12 @@ class Execution {
   // transport could not end them: their buffers are then still in use).
   size_t abort(const Error& cause, FunctionRef<bool(int peer)> departed = {});
   const Schedule& schedule() const;
+
+  // Bytes one execution holds besides its schedule and StepGraph (shared by
+  // all executions of the schedule) when at most `window` consecutive steps
+  // of its `steps` are touched and `ready` wait in its ready heaps at once:
+  // for the simulator's memory estimate.
+  static size_t footprint(size_t steps, size_t window, size_t ready);
 
  private:
   struct State;

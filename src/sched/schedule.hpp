@@ -21,10 +21,27 @@ enum class Buffer : uint8_t {
   scratch,  // executor-owned, Schedule::scratch_bytes long
 };
 
+// How a region of a symmetric schedule (see Symmetry) moves when the
+// schedule is relabelled for another rank.
+enum class Mark : uint8_t {
+  none,    // the same bytes for every rank
+  block,   // blocks [block, block + span) of the layout, `offset -
+           // layout.offsets[block]` bytes into its buffer: for rank r + d
+           // they are the span starting at block (block + d) mod size
+  length,  // at a fixed offset, as long as block `block` of the layout
+};
+
 struct Region {
   Buffer buffer = Buffer::output;
+  Mark mark = Mark::none;  // the marks fill the padding: a Region stays 24 bytes
+  uint16_t span = 1;       // with Mark::block: consecutive blocks (never wrapping)
+  uint32_t block = 0;      // with mark != none
   size_t offset = 0;
   size_t length = 0;
+
+  constexpr Region() = default;
+  constexpr Region(Buffer b, size_t offset_, size_t length_)
+      : buffer(b), offset(offset_), length(length_) {}
 };
 
 enum class Kind : uint8_t {
@@ -46,7 +63,32 @@ struct Step {
   uint32_t deps_end = 0;
 };
 
+static_assert(sizeof(Region) == 24 && sizeof(Step) == 72,
+              "schedules are held per rank: keep them small");
+
 inline constexpr uint32_t kUnlimited = std::numeric_limits<uint32_t>::max();
+
+// A schedule that is also the schedule of other ranks, relabelled: for rank
+// built_for + d (d a multiple of `period`, mod size) every peer p becomes
+// (p + d) mod size and every marked region moves d blocks along `offsets` /
+// `lengths` (see Mark); everything else (kinds, channels, dependencies,
+// limits, unmarked regions) is the same. The builder declares it
+// (coll::Plan::set_symmetry) only where it holds for the same arguments
+// (tests/unit/coll/symmetry_test.cpp builds every rank and compares), so
+// the simulator can build one schedule for many ranks and expand it step by
+// step (relabel_step) instead of holding one per rank.
+struct Symmetry {
+  int built_for = -1;  // the rank it was built for; < 0: no symmetry declared
+  int size = 0;
+  int period = 0;
+  std::vector<size_t> offsets;  // the block layout marks refer to: `size` blocks
+  std::vector<size_t> lengths;
+
+  bool declared() const { return built_for >= 0; }
+  // The shift d of `rank` in [0, size), or -1 when `rank` is not in this
+  // schedule's class.
+  int shift_of(int rank) const;
+};
 
 struct Schedule {
   std::vector<Step> steps;
@@ -59,7 +101,23 @@ struct Schedule {
   Datatype dtype = Datatype::uint8;
   ReduceOp op = ReduceOp::sum;
   std::string algorithm;  // e.g. "knomial:4", for explain and errors
+  Symmetry symmetry;
 };
+
+// `step` of `schedule` as rank built_for + shift runs it (see Symmetry);
+// shift 0 returns it unchanged. Marks stay, with their blocks moved, so the
+// result equals what the builder gives that rank. Throws grove::Error
+// (invalid_argument) for a mark whose block is outside the layout.
+Step relabel_step(const Schedule& schedule, const Step& step, int shift);
+// The same for one region (the executor's hot path relabels only what it uses).
+Region relabel_region(const Schedule& schedule, const Region& region, int shift);
+
+// "send to 3 on channel 1, 4096 bytes", for errors and pending lists.
+std::string describe_step(const Step& step);
+
+// Empty when `own` (a rank's own schedule) equals `shared` relabelled by
+// `shift`, step for step; else the first difference, for an error message.
+std::string relabel_mismatch(const Schedule& shared, int shift, const Schedule& own);
 
 // Appends steps in order; a step may depend only on steps added before it,
 // so a schedule is acyclic by construction.

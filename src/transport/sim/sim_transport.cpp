@@ -24,11 +24,24 @@ uint32_t SimWorld::Impl::new_message() {
   return static_cast<uint32_t>(messages.size() - 1);
 }
 
+uint32_t SimWorld::Impl::new_receive(int dst, int src, Tag tag, const PostedRecv& posted) {
+  const uint32_t rid = new_receive();
+  Receive& r = receives[rid];
+  r.dst = dst;
+  r.src = src;
+  r.tag = tag;
+  r.data = posted.data;
+  r.capacity = posted.capacity;
+  r.done = posted.done;
+  r.context = posted.context;
+  return rid;
+}
+
 uint32_t SimWorld::Impl::new_receive() {
   if (!free_receives.empty()) {
     const uint32_t id = free_receives.back();
     free_receives.pop_back();
-    receives[id].next = kNone;
+    receives[id] = Receive{};
     return id;
   }
   receives.emplace_back();
@@ -132,22 +145,23 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
     return;
   }
   const Key key{dst, m.src, m.tag};
-  auto it = posted.find(key);
-  if (it != posted.end()) {
-    const uint32_t rid = it->second.head;
-    it->second.head = receives[rid].next;
-    if (it->second.head == kNone) posted.erase(it);
-    match(rid, id, true);
+  uint32_t sid = streams.find(key);
+  if (sid != kNoStream && !streams.at(sid).posted.empty()) {
+    Stream& stream = streams.at(sid);
+    const PostedRecv r = stream.posted.pop();
+    if (stream.empty()) streams.remove(sid);
+    match(new_receive(dst, m.src, m.tag, r), id, true);
     return;
   }
   m.order = next_order++;
   m.next = kNone;
-  Fifo& fifo = unexpected[key];
-  if (fifo.tail == kNone)
-    fifo.head = id;
+  if (sid == kNoStream) sid = streams.find_or_add(key);
+  Stream& stream = streams.at(sid);
+  if (stream.arrived_tail == kNone)
+    stream.arrived_head = id;
   else
-    messages[fifo.tail].next = id;
-  fifo.tail = id;
+    messages[stream.arrived_tail].next = id;
+  stream.arrived_tail = id;
 }
 
 void SimWorld::Impl::match(uint32_t rid, uint32_t mid, bool inline_ok) {
@@ -219,56 +233,42 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
                 fmt::format("simulator rank {}: recv of {} bytes from {} into a null buffer", dst,
                             capacity, src));
   }
-  const uint32_t rid = new_receive();
-  Receive& r = receives[rid];
-  r.dst = dst;
-  r.src = src;
-  r.tag = tag;
-  r.data = static_cast<std::byte*>(data);
-  r.capacity = capacity;
-  r.done = done;
-  r.context = context;
+  const PostedRecv posted_recv{static_cast<std::byte*>(data), capacity, done, context};
   const Key key{dst, src, tag};
-  auto it = unexpected.find(key);
-  if (it != unexpected.end()) {
-    const uint32_t mid = it->second.head;
-    it->second.head = messages[mid].next;
-    if (it->second.head == kNone) unexpected.erase(it);
-    match(rid, mid, false);  // completes from the event loop, not inside recv()
+  uint32_t sid = streams.find(key);
+  if (sid != kNoStream && streams.at(sid).arrived_head != kNone) {
+    Stream& stream = streams.at(sid);
+    const uint32_t mid = stream.arrived_head;
+    stream.arrived_head = messages[mid].next;
+    if (stream.arrived_head == kNone) {
+      stream.arrived_tail = kNone;
+      streams.remove(sid);
+    }
+    // Completes from the event loop, not inside recv().
+    match(new_receive(dst, src, tag, posted_recv), mid, false);
     return;
   }
   if (ranks[static_cast<size_t>(src)].failed) {
-    r.status = Status{false, Errc::peer_failed, 0};
+    const uint32_t rid = new_receive(dst, src, tag, posted_recv);
+    receives[rid].status = Status{false, Errc::peer_failed, 0};
     push(now, EventKind::recv_complete, rid);
     return;
   }
-  Fifo& fifo = posted[key];
-  if (fifo.tail == kNone)
-    fifo.head = rid;
-  else
-    receives[fifo.tail].next = rid;
-  fifo.tail = rid;
+  if (sid == kNoStream) sid = streams.find_or_add(key);
+  streams.at(sid).posted.push(posted_recv);
 }
 
 void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
   check_peer(dst, src, "cancel of a receive from");
-  auto it = posted.find(Key{dst, src, tag});
-  if (it == posted.end()) return;  // matched (its completion is on its way) or never posted
-  Fifo& fifo = it->second;
-  uint32_t before = kNone;
-  for (uint32_t rid = fifo.head; rid != kNone; before = rid, rid = receives[rid].next) {
-    if (receives[rid].context != context) continue;
-    const uint32_t next = receives[rid].next;
-    if (before == kNone)
-      fifo.head = next;
-    else
-      receives[before].next = next;
-    if (fifo.tail == rid) fifo.tail = before;
-    if (fifo.head == kNone) posted.erase(it);
-    receives[rid].status = Status{false, Errc::cancelled, 0};
-    push(now, EventKind::recv_complete, rid);
-    return;
-  }
+  const uint32_t sid = streams.find(Key{dst, src, tag});
+  if (sid == kNoStream) return;  // matched (its completion is on its way) or never posted
+  Stream& stream = streams.at(sid);
+  PostedRecv cancelled;
+  if (!stream.posted.remove(context, cancelled)) return;
+  if (stream.empty()) streams.remove(sid);
+  const uint32_t rid = new_receive(dst, src, tag, cancelled);
+  receives[rid].status = Status{false, Errc::cancelled, 0};
+  push(now, EventKind::recv_complete, rid);
 }
 
 void SimWorld::Impl::set_handler(int rank, uint16_t id, AmHandler handler) {
@@ -289,10 +289,13 @@ void SimWorld::Impl::set_handler(int rank, uint16_t id, AmHandler handler) {
 std::optional<Transport::Probe> SimWorld::Impl::probe(int rank, int peer, Tag tag, Tag mask) const {
   std::optional<Transport::Probe> best;
   uint64_t best_order = UINT64_MAX;
-  for (const auto& [key, fifo] : unexpected) {
-    if (key.dst != rank || (peer >= 0 && key.src != peer) || ((key.tag ^ tag) & mask) != 0)
+  for (const uint32_t sid : streams.live()) {
+    const Key& key = streams.key(sid);
+    const Stream& stream = streams.at(sid);
+    if (stream.arrived_head == kNone || key.dst != rank || (peer >= 0 && key.src != peer) ||
+        ((key.tag ^ tag) & mask) != 0)
       continue;
-    const Message& m = messages[fifo.head];
+    const Message& m = messages[stream.arrived_head];
     if (m.order < best_order) {
       best_order = m.order;
       best = Transport::Probe{key.src, key.tag, m.length};

@@ -31,18 +31,15 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 }
 
 void SimWorld::Impl::push(Time time, EventKind kind, uint32_t id) {
-  heap.push_back(Event{time, next_seq++, id, kind});
-  std::push_heap(heap.begin(), heap.end(), Later{});
+  events.push(Event{time, next_seq++, id, static_cast<uint8_t>(kind)});
 }
 
 bool SimWorld::Impl::step() {
-  if (heap.empty()) return false;
-  std::pop_heap(heap.begin(), heap.end(), Later{});
-  const Event e = heap.back();
-  heap.pop_back();
+  if (events.empty()) return false;
+  const Event e = events.pop();
   now = e.time;
   ++stats.events;
-  switch (e.kind) {
+  switch (static_cast<EventKind>(e.kind)) {
     case EventKind::egress_ready:
       on_egress_ready(e.id);
       break;
@@ -216,25 +213,22 @@ void SimWorld::Impl::on_fail(int rank) {
   state.failed = true;
   // Receives posted for the departed rank, in a fixed order (by receiver,
   // then posting order) so the run stays deterministic.
-  std::vector<Key> keys;
-  for (const auto& [key, fifo] : posted)
-    if (key.src == rank || key.dst == rank) keys.push_back(key);
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.dst != b.dst) return a.dst < b.dst;
-    return a.src != b.src ? a.src < b.src : a.tag < b.tag;
-  });
-  for (const Key& key : keys) {
-    Fifo fifo = posted[key];
-    posted.erase(key);
-    for (uint32_t rid = fifo.head; rid != kNone;) {
-      const uint32_t next = receives[rid].next;
-      if (key.dst == rank) {
-        free_receives.push_back(rid);  // the departed rank's own receives
-      } else {
-        receives[rid].status = Status{false, Errc::peer_failed, 0};
-        push(now, EventKind::recv_complete, rid);
-      }
-      rid = next;
+  std::vector<uint32_t> touched;
+  for (const uint32_t sid : sorted_streams()) {
+    const Key& key = streams.key(sid);
+    if ((key.src == rank || key.dst == rank) && !streams.at(sid).posted.empty())
+      touched.push_back(sid);
+  }
+  for (const uint32_t sid : touched) {
+    const Key key = streams.key(sid);
+    const std::vector<PostedRecv> waiting = streams.at(sid).posted.list();
+    streams.at(sid).posted = RecvQueue{};
+    streams.remove(sid);            // no message waits where receives were posted
+    if (key.dst == rank) continue;  // the departed rank's own receives
+    for (const PostedRecv& r : waiting) {
+      const uint32_t rid = new_receive(key.dst, key.src, key.tag, r);
+      receives[rid].status = Status{false, Errc::peer_failed, 0};
+      push(now, EventKind::recv_complete, rid);
     }
   }
 }
@@ -276,13 +270,14 @@ void SimWorld::run() {
 }
 bool SimWorld::run_until(const std::function<bool()>& pred, Time deadline) {
   while (!pred()) {
-    if (impl_->heap.empty() || impl_->heap.front().time > deadline) return pred();
+    if (impl_->events.empty() || (deadline != kNever && impl_->events.top().time > deadline))
+      return pred();
     impl_->step();
   }
   return true;
 }
 bool SimWorld::idle() const {
-  return impl_->heap.empty();
+  return impl_->events.empty();
 }
 void SimWorld::advance(Time by) {
   if (by > 0) impl_->now += by;
@@ -304,17 +299,57 @@ const SimWorld::Stats& SimWorld::stats() const {
   return impl_->stats;
 }
 
+size_t SimWorld::rank_footprint(const SimConfig& config) {
+  const size_t per_node = 2 * sizeof(Time);  // egress and ingress
+  return sizeof(SimTransport) + sizeof(Impl::RankState) +
+         static_cast<size_t>(config.threads) * sizeof(Time) +
+         (per_node + static_cast<size_t>(config.ranks_per_node) - 1) /
+             static_cast<size_t>(config.ranks_per_node);
+}
+
+size_t SimWorld::message_footprint(const SimConfig& config, uint64_t bytes) {
+  // A message has at most two events queued at once (send_done and
+  // head_arrival), and the free list keeps its slot's index.
+  const size_t copy = config.data == DataMode::real ? static_cast<size_t>(bytes) : 0;
+  return sizeof(Impl::Message) + 2 * sizeof(Event) + sizeof(uint32_t) + copy;
+}
+
+size_t SimWorld::stream_footprint() {
+  // The stream and its key, and its table slot at the table's lowest load.
+  return sizeof(Stream) + sizeof(StreamKey) + 4 * (sizeof(StreamKey) + sizeof(uint64_t));
+}
+
+size_t SimWorld::receive_footprint() {
+  // A flag byte and one or two short differences (recv_queue.hpp), with
+  // the queue's growth by doubling.
+  return 6;
+}
+
+std::vector<uint32_t> SimWorld::Impl::sorted_streams() const {
+  std::vector<uint32_t> out = streams.live();
+  std::sort(out.begin(), out.end(), [&](uint32_t x, uint32_t y) {
+    const Key& a = streams.key(x);
+    const Key& b = streams.key(y);
+    if (a.dst != b.dst) return a.dst < b.dst;
+    return a.src != b.src ? a.src < b.src : a.tag < b.tag;
+  });
+  return out;
+}
+
 std::string SimWorld::describe_pending(int rank) const {
   std::string out;
-  for (const auto& [key, fifo] : impl_->posted) {
+  const std::vector<uint32_t> streams = impl_->sorted_streams();
+  for (const uint32_t sid : streams) {
+    const Impl::Key& key = impl_->streams.key(sid);
     if (key.dst != rank) continue;
-    for (uint32_t r = fifo.head; r != kNone; r = impl_->receives[r].next)
+    for (const PostedRecv& r : impl_->streams.at(sid).posted.list())
       out += fmt::format("{}recv from {} channel {} ({} bytes)", out.empty() ? "" : "; ", key.src,
-                         tag::channel(key.tag), impl_->receives[r].capacity);
+                         tag::channel(key.tag), r.capacity);
   }
-  for (const auto& [key, fifo] : impl_->unexpected) {
+  for (const uint32_t sid : streams) {
+    const Impl::Key& key = impl_->streams.key(sid);
     if (key.dst != rank) continue;
-    for (uint32_t m = fifo.head; m != kNone; m = impl_->messages[m].next)
+    for (uint32_t m = impl_->streams.at(sid).arrived_head; m != kNone; m = impl_->messages[m].next)
       out +=
           fmt::format("{}unmatched message from {} channel {} ({} bytes)", out.empty() ? "" : "; ",
                       key.src, tag::channel(key.tag), impl_->messages[m].length);

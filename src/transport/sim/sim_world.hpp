@@ -113,6 +113,14 @@ class SimWorld {
   // Posted receives and unmatched messages of `rank`, for error messages.
   std::string describe_pending(int rank) const;
 
+  // Bytes the world holds per rank (with its share of its node), per
+  // message in flight of `bytes` bytes (with its events), and per posted
+  // receive: for the memory estimate of a run before it starts.
+  static size_t rank_footprint(const SimConfig& config);
+  static size_t message_footprint(const SimConfig& config, uint64_t bytes);
+  static size_t receive_footprint();
+  static size_t stream_footprint();  // per (receiver, sender, tag) with receives waiting
+
   struct Impl;  // sim_world_impl.hpp
 
  private:

@@ -8,11 +8,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/sim/event_queue.hpp"
+#include "transport/sim/recv_queue.hpp"
 #include "transport/sim/sim_world.hpp"
+#include "transport/sim/stream_table.hpp"
 
 namespace grove::sim {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
+static_assert(kNone == kNoStream);
 
 struct SimWorld::Impl {
   // A message in flight. Pooled; `refs` counts the two things that still
@@ -35,6 +39,8 @@ struct SimWorld::Impl {
     Status send_status;
   };
 
+  // A matched receive waiting for its completion time (posted ones wait
+  // packed, in their stream).
   struct Receive {
     int32_t dst = -1;
     int32_t src = -1;
@@ -43,30 +49,10 @@ struct SimWorld::Impl {
     size_t capacity = 0;
     CompletionFn done = nullptr;
     void* context = nullptr;
-    uint32_t next = kNone;
     Status status;  // set when matched, reported at completion time
   };
 
-  struct Key {
-    int32_t dst;
-    int32_t src;
-    Tag tag;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = k.tag * 0x9E3779B97F4A7C15ull;
-      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.dst)) << 32 |
-            static_cast<uint32_t>(k.src)) +
-           0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-      h ^= h >> 29;
-      return static_cast<size_t>(h * 0xBF58476D1CE4E5B9ull);
-    }
-  };
-  struct Fifo {
-    uint32_t head = kNone;
-    uint32_t tail = kNone;
-  };
+  using Key = StreamKey;
 
   enum class EventKind : uint8_t {
     egress_ready,   // software done (or started, pLogP): queue for the NIC
@@ -77,18 +63,7 @@ struct SimWorld::Impl {
     am_handle,      // run an AM's handler
     fail,           // a rank departs
   };
-  struct Event {
-    Time time;
-    uint64_t seq;
-    uint32_t id;
-    EventKind kind;
-  };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-    }
-  };
-
+  static_assert(static_cast<int>(EventKind::fail) < EventQueue::kLanes);
   struct RankState {
     Time last_ready = 0;            // egress-ready time of this rank's previous send
     Time shm_last = 0;              // delivery time of its previous intra-node send
@@ -122,6 +97,8 @@ struct SimWorld::Impl {
   // --- matching and the Transport calls (sim_transport.cpp)
   uint32_t new_message();
   uint32_t new_receive();
+  // A Receive record for a posted receive of `dst` from `src` on `tag`.
+  uint32_t new_receive(int dst, int src, Tag tag, const PostedRecv& posted);
   void post_send(int src, int dst, Tag tag, const void* data, size_t length, CompletionFn done,
                  void* context);
   void post_recv(int dst, int src, Tag tag, void* data, size_t capacity, CompletionFn done,
@@ -137,6 +114,9 @@ struct SimWorld::Impl {
   void on_am_handle(uint32_t mid);
   Time receive_time(int rank, uint64_t bytes);
   void check_peer(int rank, int peer, const char* what) const;
+  // Live streams ordered by (dst, src, tag): scans whose effects or output
+  // must not depend on the table's layout.
+  std::vector<uint32_t> sorted_streams() const;
 
   SimWorld* world;
   SimConfig config;
@@ -153,7 +133,7 @@ struct SimWorld::Impl {
   double ps_per_byte;
   double shm_ps_per_byte;
 
-  std::vector<Event> heap;
+  EventQueue events;  // ordered by (time, seq): insertion order breaks ties
   std::vector<SimTransport> transports;
   std::vector<RankState> ranks;
   std::vector<Time> workers;  // ranks x threads: when each worker is next free
@@ -164,8 +144,7 @@ struct SimWorld::Impl {
   std::vector<uint32_t> free_messages;
   std::vector<Receive> receives;
   std::vector<uint32_t> free_receives;
-  std::unordered_map<Key, Fifo, KeyHash> posted;                // receives waiting for a message
-  std::unordered_map<Key, Fifo, KeyHash> unexpected;            // messages waiting for a receive
+  StreamTable streams;  // posted receives and unmatched messages per (dst, src, tag)
   std::unordered_map<uint64_t, AmHandler> handlers;             // (rank << 16 | id)
   std::unordered_map<uint64_t, std::deque<uint32_t>> held_ams;  // no handler yet
 

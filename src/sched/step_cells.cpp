@@ -1,0 +1,123 @@
+#include "sched/step_cells.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "grove/error.hpp"
+
+namespace grove::sched {
+namespace {
+
+// Chunks small enough that a tree rank's few steps cost tens of bytes, big
+// enough that a ring rank's tens of thousands cost few chunk switches.
+constexpr size_t kMinChunkCells = 16;
+constexpr size_t kMaxChunkCells = 4096;
+
+}  // namespace
+
+uint8_t* StepCells::released() {
+  static uint8_t marker;
+  return &marker;
+}
+
+StepCells::~StepCells() {
+  free_all();
+}
+
+void StepCells::free_all() {
+  for (uint8_t*& c : chunks_) {
+    if (c != nullptr && c != released()) delete[] c;
+    c = nullptr;
+  }
+  for (uint8_t* c : spares_)
+    delete[] c;
+  spares_.clear();
+  in_use_ = 0;
+}
+
+size_t StepCells::chunk_cells_for(size_t steps) {
+  return std::clamp(std::bit_ceil(std::max<size_t>(steps, 1)), kMinChunkCells, kMaxChunkCells);
+}
+
+void StepCells::reset(const StepGraph& graph) {
+  graph_ = &graph;
+  const size_t n = graph.size();
+  chunk_cells_ = chunk_cells_for(n);
+  shift_ = static_cast<uint32_t>(std::countr_zero(chunk_cells_));
+  mask_ = static_cast<uint32_t>(chunk_cells_ - 1);
+  for (uint8_t*& c : chunks_) {
+    if (c != nullptr && c != released()) spares_.push_back(c);
+    c = nullptr;
+  }
+  in_use_ = 0;
+  if (spare_cells_ < chunk_cells_) {  // spares too small for this graph
+    for (uint8_t* c : spares_)
+      delete[] c;
+    spares_.clear();
+    spare_cells_ = chunk_cells_;
+  }
+  const size_t count = (n + chunk_cells_ - 1) / chunk_cells_;
+  chunks_.assign(count, nullptr);
+  done_.assign(count, 0);
+  big_.clear();
+}
+
+size_t StepCells::steps_in(size_t chunk) const {
+  const size_t first = chunk << shift_;
+  return std::min(chunk_cells_, graph_->size() - first);
+}
+
+uint8_t* StepCells::open(size_t chunk) {
+  if (chunks_[chunk] == released())
+    throw Error(Errc::internal, "executor: a finished step was touched again");
+  uint8_t* cells;
+  if (!spares_.empty()) {
+    cells = spares_.back();
+    spares_.pop_back();
+  } else {
+    cells = new uint8_t[spare_cells_];
+  }
+  const size_t first = chunk << shift_;
+  const size_t steps = steps_in(chunk);
+  for (size_t i = 0; i < steps; ++i) {
+    const uint32_t count = graph_->initial[first + i];
+    if (count <= kMaxCount) {
+      cells[i] = static_cast<uint8_t>(count);
+    } else {
+      cells[i] = kBig;
+      big_.emplace_back(static_cast<StepId>(first + i), count);
+    }
+  }
+  chunks_[chunk] = cells;
+  ++in_use_;
+  return cells;
+}
+
+bool StepCells::satisfy_big(StepId id, uint8_t& c) {
+  auto it = std::find_if(big_.begin(), big_.end(), [&](const auto& e) { return e.first == id; });
+  if (--it->second <= kMaxCount) {
+    c = static_cast<uint8_t>(it->second);  // still > 0: kMaxCount > 0
+    *it = big_.back();
+    big_.pop_back();
+  }
+  return false;
+}
+
+void StepCells::finish(StepId id) {
+  const size_t chunk = id >> shift_;
+  cell(id) = kDone;
+  if (++done_[chunk] < steps_in(chunk)) return;
+  spares_.push_back(chunks_[chunk]);
+  chunks_[chunk] = released();
+  --in_use_;
+}
+
+uint8_t StepCells::peek(StepId id) const {
+  const uint8_t* chunk = chunks_[id >> shift_];
+  if (chunk == released()) return kDone;
+  if (chunk != nullptr) return chunk[id & mask_];
+  const uint32_t count = graph_->initial[id];
+  return count <= kMaxCount ? static_cast<uint8_t>(count) : kBig;
+}
+
+}  // namespace grove::sched

@@ -1,0 +1,136 @@
+#include "transport/sim/recv_queue.hpp"
+
+#include <cstring>
+
+namespace grove::sim {
+namespace {
+
+// Flag bits: which fields differ from the previous receive.
+constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8;
+
+uint64_t bits(const void* p) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+// Differences as zigzag integers: small either way round, small encoding.
+uint64_t zigzag(uint64_t difference) {
+  const auto d = static_cast<int64_t>(difference);
+  return (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63);
+}
+uint64_t unzigzag(uint64_t z) {
+  return (z >> 1) ^ (~(z & 1) + 1);
+}
+
+}  // namespace
+
+uint64_t RecvQueue::get(const std::vector<uint8_t>& in, size_t& at) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t byte = in[at++];
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) return v;
+  }
+}
+
+void RecvQueue::push(const PostedRecv& r) {
+  if (count_++ == 0) {
+    front_ = back_ = r;
+    return;
+  }
+  uint8_t flags = 0;
+  if (r.context != back_.context) flags |= kContext;
+  if (r.data != back_.data) flags |= kData;
+  if (r.capacity != back_.capacity) flags |= kCapacity;
+  if (r.done != back_.done) flags |= kDone;
+  // At most a flag byte, three 10-byte integers and a function pointer.
+  uint8_t out[1 + 3 * 10 + sizeof(CompletionFn)];
+  size_t n = 0;
+  out[n++] = flags;
+  auto put = [&](uint64_t v) {
+    while (v >= 0x80) {
+      out[n++] = static_cast<uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    out[n++] = static_cast<uint8_t>(v);
+  };
+  if (flags & kContext) put(zigzag(bits(r.context) - bits(back_.context)));
+  if (flags & kData) put(zigzag(bits(r.data) - bits(back_.data)));
+  if (flags & kCapacity) put(zigzag(uint64_t{r.capacity} - uint64_t{back_.capacity}));
+  if (flags & kDone) {
+    std::memcpy(out + n, &r.done, sizeof(CompletionFn));
+    n += sizeof(CompletionFn);
+  }
+  packed_.insert(packed_.end(), out, out + n);
+  back_ = r;
+}
+
+PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, const PostedRecv& previous) {
+  PostedRecv r = previous;
+  const uint8_t flags = in[at++];
+  if (flags & kContext)
+    r.context = reinterpret_cast<void*>(
+        static_cast<uintptr_t>(bits(previous.context) + unzigzag(get(in, at))));
+  if (flags & kData)
+    r.data = reinterpret_cast<std::byte*>(
+        static_cast<uintptr_t>(bits(previous.data) + unzigzag(get(in, at))));
+  if (flags & kCapacity)
+    r.capacity = static_cast<size_t>(previous.capacity + unzigzag(get(in, at)));
+  if (flags & kDone) {
+    std::memcpy(&r.done, in.data() + at, sizeof(CompletionFn));
+    at += sizeof(CompletionFn);
+  }
+  return r;
+}
+
+PostedRecv RecvQueue::pop() {
+  const PostedRecv r = front_;
+  if (--count_ == 0) {
+    // Drained: start afresh, keeping the storage.
+    packed_.clear();
+    head_ = 0;
+    return r;
+  }
+  front_ = read(packed_, head_, r);
+  if (head_ == packed_.size()) {
+    packed_.clear();
+    head_ = 0;
+  } else if (head_ > 4096 && head_ * 2 > packed_.size()) {
+    // Most of the storage is consumed: move the rest to the front.
+    packed_.erase(packed_.begin(), packed_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  return r;
+}
+
+bool RecvQueue::remove(const void* context, PostedRecv& out) {
+  if (count_ == 0) return false;
+  if (front_.context == context) {
+    out = pop();
+    return true;
+  }
+  std::vector<PostedRecv> all = list();
+  size_t at = 1;
+  while (at < all.size() && all[at].context != context)
+    ++at;
+  if (at == all.size()) return false;
+  out = all[at];
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(at));
+  packed_.clear();
+  head_ = 0;
+  count_ = 0;
+  for (const PostedRecv& r : all)
+    push(r);
+  return true;
+}
+
+std::vector<PostedRecv> RecvQueue::list() const {
+  std::vector<PostedRecv> out;
+  if (count_ == 0) return out;
+  out.push_back(front_);
+  size_t at = head_;
+  for (size_t i = 1; i < count_; ++i)
+    out.push_back(read(packed_, at, out.back()));
+  return out;
+}
+
+}  // namespace grove::sim

@@ -1,0 +1,133 @@
+// run_on_sim's scale machinery: schedules shared by the ranks they cover
+// give the very run each rank's own schedule gives, the estimate made before
+// a run, the refusal of a run over the memory limit, and progress reports.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "campaigns/sim_jobs.hpp"
+#include "core/params.hpp"
+#include "grove/error.hpp"
+#include "transport/sim/trace.hpp"
+
+namespace grove::model {
+namespace {
+
+// The same job, but every schedule forgets its symmetry: each rank runs its own.
+SimJob without_sharing(SimJob job) {
+  auto build = job.build;
+  job.build = [build](int rank) {
+    sched::Schedule s = build(rank);
+    s.symmetry = sched::Symmetry{};
+    return s;
+  };
+  return job;
+}
+
+TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
+  sim::SimConfig config;
+  config.data = sim::DataMode::real;
+  config.jitter = 0.4;
+  config.seed = 5;
+  config.threads = 2;
+  config.ranks_per_node = 3;
+  config.recv_us = 1.5;
+  struct Case {
+    JobShape shape;
+    size_t shared, built;  // shared schedules, and schedules built with the checks
+  };
+  const std::vector<Case> cases = {
+      {{"allreduce", "ring", 24, 1000, 0}, 1, 4},  // uneven chunks
+      {{"allgather", "ring", 17, 40, 0}, 1, 4},
+      {{"allgather", "neighbor_exchange", 16, 40, 0}, 2, 8},  // one per parity
+      {{"allgatherv", "ring", 13, 30, 0}, 1, 4},              // blocks of 30, 31 and 32 bytes
+      {{"reduce_scatter", "ring", 12, 20, 0}, 1, 4},
+      {{"alltoall", "pairwise", 11, 24, 0}, 1, 4},
+      {{"alltoall", "linear", 9, 8, 0}, 1, 4},
+  };
+  for (const auto& [shape, shared_count, built_count] : cases) {
+    const SimJob job = make_sim_job(shape);
+    sim::TraceVector shared_trace, own_trace;
+    SimOptions options;
+    options.per_rank = true;
+    options.trace = &shared_trace;
+    const SimResult shared = run_on_sim(job, config, options);
+    options.trace = &own_trace;
+    const SimResult own = run_on_sim(without_sharing(job), config, options);
+    EXPECT_EQ(shared.schedules_shared, shared_count) << job.what;
+    EXPECT_EQ(shared.schedules_built, built_count) << job.what;  // three checks per shared one
+    EXPECT_EQ(own.schedules_shared, 0u) << job.what;
+    EXPECT_GE(own.schedules_built, static_cast<size_t>(shape.size)) << job.what;
+    EXPECT_EQ(shared.completion, own.completion) << job.what;
+    EXPECT_EQ(shared.per_rank, own.per_rank) << job.what;
+    EXPECT_EQ(shared.stats.events, own.stats.events) << job.what;
+    EXPECT_TRUE(shared_trace.records == own_trace.records) << job.what;
+  }
+}
+
+TEST(SimRun, TheEstimateCountsSharedSchedulesExactly) {
+  sim::SimConfig config;
+  config.data = sim::DataMode::sizes;
+  const SimResult ring = run_on_sim(make_sim_job({"allreduce", "ring", 50, 4000, 0}), config);
+  EXPECT_FALSE(ring.estimate.sampled);
+  EXPECT_EQ(ring.estimate.messages, static_cast<double>(ring.stats.messages_sent));
+  EXPECT_EQ(ring.estimate.bytes, static_cast<double>(ring.stats.bytes_sent));
+  EXPECT_GT(ring.estimate.memory, 0);
+  // Per-rank schedules: from a sample, so only roughly.
+  const SimResult tree = run_on_sim(make_sim_job({"bcast", "binomial", 1000, 64, 0}), config);
+  EXPECT_TRUE(tree.estimate.sampled);
+  const double sent = static_cast<double>(tree.stats.messages_sent);
+  EXPECT_GT(tree.estimate.messages, sent / 2);
+  EXPECT_LT(tree.estimate.messages, sent * 2);
+}
+
+TEST(SimRun, ARunOverTheMemoryLimitIsRefusedWithItsEstimate) {
+  const SimJob job = make_sim_job({"alltoall", "linear", 64, 1024, 0});
+  SimOptions options;
+  options.max_memory = 1000;
+  try {
+    run_on_sim(job, sim::SimConfig{}, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), Errc::invalid_argument);
+    for (const char* part :
+         {"alltoall linear", "not run", "messages", "events", "at the peak", "sim_max_memory"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " missing: " << what;
+  }
+  options.max_memory = 0;  // no limit
+  EXPECT_NO_THROW(run_on_sim(job, sim::SimConfig{}, options));
+  {
+    params::ScopedSet limit("sim_max_memory", "1KiB");
+    EXPECT_EQ(sim_max_memory(), 1024u);
+    EXPECT_THROW(run_on_sim(job, sim::SimConfig{}), Error);
+  }
+  EXPECT_GT(sim_max_memory(), 0u);  // auto: half the machine
+  EXPECT_THROW(params::Registry::global().set("sim_max_memory", "lots", params::Source::api),
+               Error);
+}
+
+TEST(SimRun, ProgressIsReportedWhileRunning) {
+  SimOptions options;
+  options.progress_seconds = 0;  // every check
+  std::vector<SimProgress> seen;
+  options.progress = [&](const SimProgress& p) { seen.push_back(p); };
+  sim::SimConfig config;
+  config.data = sim::DataMode::sizes;
+  // 260 * 259 messages, about 270,000 events: checked every 65,536.
+  const SimResult r = run_on_sim(make_sim_job({"allgather", "ring", 260, 64, 0}), config, options);
+  ASSERT_GE(seen.size(), 3u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].ranks, 260);
+    EXPECT_GT(seen[i].events_expected, 0);
+    EXPECT_LE(seen[i].events, r.stats.events);
+    if (i > 0) {
+      EXPECT_GT(seen[i].events, seen[i - 1].events);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace grove::model

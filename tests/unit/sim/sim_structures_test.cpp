@@ -1,0 +1,172 @@
+// The simulator's compact structures against plain reference containers:
+// the event queue's order, the stream table's lookups through inserts and
+// removals, and the packed receive queue's round trip.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "transport/sim/event_queue.hpp"
+#include "transport/sim/recv_queue.hpp"
+#include "transport/sim/stream_table.hpp"
+
+namespace grove::sim {
+namespace {
+
+void done_a(void*, const Status&) {}
+void done_b(void*, const Status&) {}
+
+TEST(SimEventQueue, LeavesInTimeThenInsertionOrder) {
+  std::mt19937_64 rng(7);
+  EventQueue queue;
+  // (time, seq) -> the event.
+  std::map<std::pair<Time, uint64_t>, Event> reference;
+  uint64_t seq = 0;
+  Time now = 0;
+  size_t popped = 0;
+  // Pushes at or after `now` (as the engine does), mostly in order per
+  // kind, some not; pops interleaved.
+  for (int round = 0; round < 20000; ++round) {
+    const int pushes = static_cast<int>(rng() % 3);
+    for (int p = 0; p < pushes; ++p) {
+      const auto kind = static_cast<uint8_t>(rng() % 7);
+      const Time delay = rng() % 4 == 0 ? static_cast<Time>(rng() % 1000) : 100 * (kind + 1);
+      const Event e{now + delay, seq++, static_cast<uint32_t>(rng()), kind};
+      queue.push(e);
+      reference.emplace(std::make_pair(e.time, e.seq), e);
+    }
+    if (!queue.empty() && rng() % 2 == 0) {
+      const Event want = reference.begin()->second;
+      reference.erase(reference.begin());
+      ASSERT_EQ(queue.top().seq, want.seq);
+      const Event got = queue.pop();
+      ASSERT_EQ(got.seq, want.seq) << "pop " << popped;
+      ASSERT_EQ(got.time, want.time);
+      ASSERT_EQ(got.id, want.id);
+      ASSERT_EQ(got.kind, want.kind);
+      now = got.time;
+      ++popped;
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+  }
+  EXPECT_GT(popped, 5000u);
+}
+
+TEST(SimStreamTable, FindsWhatWasAddedUntilRemoved) {
+  std::mt19937_64 rng(11);
+  StreamTable table;
+  std::map<std::tuple<int, int, Tag>, uint32_t> reference;
+  for (int op = 0; op < 200000; ++op) {
+    const StreamKey key{static_cast<int32_t>(rng() % 50), static_cast<int32_t>(rng() % 50),
+                        rng() % 8};
+    const auto ref_key = std::make_tuple(key.dst, key.src, key.tag);
+    auto it = reference.find(ref_key);
+    if (rng() % 3 == 0 && it != reference.end()) {
+      table.remove(it->second);
+      reference.erase(it);
+      ASSERT_EQ(table.find(key), kNoStream);
+    } else {
+      const uint32_t stream = table.find_or_add(key);
+      if (it != reference.end()) {
+        ASSERT_EQ(stream, it->second);
+      }
+      reference[ref_key] = stream;
+      ASSERT_TRUE(table.key(stream) == key);
+    }
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  for (const auto& [k, stream] : reference)
+    ASSERT_EQ(table.find(StreamKey{std::get<0>(k), std::get<1>(k), std::get<2>(k)}), stream);
+  EXPECT_EQ(table.live().size(), reference.size());
+}
+
+TEST(SimRecvQueue, GivesBackWhatWasPostedInOrder) {
+  std::mt19937_64 rng(3);
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 40);
+  for (int op = 0; op < 100000; ++op) {
+    if (reference.empty() || rng() % 5 < 3) {
+      PostedRecv r;
+      // Mostly regular (a constant context step, near-equal lengths), sometimes not.
+      const size_t i = reference.size();
+      r.context =
+          reinterpret_cast<void*>(uintptr_t{0x100000000} + 128 * i + (rng() % 9 == 0 ? rng() : 0));
+      r.data = rng() % 4 == 0 ? nullptr : base + rng() % 100000;
+      r.capacity = rng() % 7 == 0 ? rng() : 104 + rng() % 2;
+      r.done = rng() % 11 == 0 ? &done_b : &done_a;
+      queue.push(r);
+      reference.push_back(r);
+    } else {
+      const PostedRecv got = queue.pop();
+      const PostedRecv want = reference.front();
+      reference.pop_front();
+      ASSERT_EQ(got.context, want.context) << op;
+      ASSERT_EQ(got.data, want.data) << op;
+      ASSERT_EQ(got.capacity, want.capacity) << op;
+      ASSERT_EQ(got.done, want.done) << op;
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+    if (op % 997 == 0) {
+      const std::vector<PostedRecv> all = queue.list();
+      ASSERT_EQ(all.size(), reference.size());
+      for (size_t i = 0; i < all.size(); ++i)
+        ASSERT_EQ(all[i].context, reference[i].context);
+    }
+  }
+}
+
+// remove(): a cancelled receive leaves the queue wherever it is (oldest,
+// middle or newest) and the others come out in their order, unchanged.
+TEST(SimRecvQueue, RemoveTakesOutOneAndKeepsTheRestInOrder) {
+  std::mt19937_64 rng(5);
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 40);
+  for (int op = 0; op < 20000; ++op) {
+    const uint64_t choice = rng() % 8;
+    if (reference.empty() || choice < 4) {
+      PostedRecv r;
+      r.context = reinterpret_cast<void*>(uintptr_t{0x100000000} + 64 * uint64_t(op));
+      r.data = base + rng() % 1000;
+      r.capacity = 100 + rng() % 3;
+      r.done = rng() % 11 == 0 ? &done_b : &done_a;
+      queue.push(r);
+      reference.push_back(r);
+    } else if (choice < 6) {
+      const size_t at = rng() % reference.size();
+      PostedRecv got;
+      ASSERT_TRUE(queue.remove(reference[at].context, got)) << op;
+      ASSERT_EQ(got.context, reference[at].context) << op;
+      ASSERT_EQ(got.data, reference[at].data) << op;
+      ASSERT_EQ(got.capacity, reference[at].capacity) << op;
+      ASSERT_EQ(got.done, reference[at].done) << op;
+      reference.erase(reference.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (choice == 6) {
+      PostedRecv got;
+      ASSERT_FALSE(queue.remove(reinterpret_cast<void*>(uintptr_t{7}), got)) << op;
+    } else {
+      const PostedRecv got = queue.pop();
+      ASSERT_EQ(got.context, reference.front().context) << op;
+      ASSERT_EQ(got.data, reference.front().data) << op;
+      ASSERT_EQ(got.capacity, reference.front().capacity) << op;
+      reference.pop_front();
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+  }
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(all[i].context, reference[i].context);
+    ASSERT_EQ(all[i].data, reference[i].data);
+  }
+}
+
+}  // namespace
+}  // namespace grove::sim
