@@ -304,7 +304,7 @@ TEST(Select, TablesRoundTripThroughTheirText) {
 }
 
 TEST(Select, LargeBcastAcrossHostsRunsThePipelinedChain) {
-  // 8 hosts x 1 rank, 1 MiB: the multi-host row, with its 32 KiB segment,
+  // 8 hosts x 1 rank, 1 MiB: the multi-host row, with its 16 KiB segment,
   // for blocking and non-blocking calls alike. (The front end passes over
   // shm on a communicator that spans hosts: it has no segment.)
   const auto no_segment = [](const AlgorithmSpec& s) {
@@ -316,7 +316,7 @@ TEST(Select, LargeBcastAcrossHostsRunsThePipelinedChain) {
   for (bool blocking : {true, false}) {
     const Choice c = choose(f, "auto", blocking, no_segment);
     EXPECT_EQ(c.spec.name, "pipeline");
-    EXPECT_EQ(c.spec.segment, 32768u);
+    EXPECT_EQ(c.spec.segment, 16384u);
     EXPECT_EQ(c.reason, "built-in row 3 (min_ranks 3, min_bytes 524288, min_hosts 2)") << c.reason;
   }
   // Its edges: one byte less, two ranks, or one host keep MPICH's rules.
