@@ -153,7 +153,15 @@ StepGraph::StepGraph(const Schedule& s) {
   relabel = summarise(s);
 }
 
-std::shared_ptr<const StepGraph> graph_of(const std::shared_ptr<const Schedule>& schedule) {
+namespace {
+
+// The per-thread cache of graph_of. A Session destroyed at exit can run a
+// last collective after this thread's thread_local objects are gone (their
+// destructors run before the static ones): `graph_cache_gone`, trivially
+// destructible, stays readable then, and graph_of stops caching.
+thread_local bool graph_cache_gone = false;
+
+struct GraphCache {
   // Keyed by the schedule's control block (a weak reference), so a schedule
   // freed and another allocated at its address never hits a stale entry.
   struct Entry {
@@ -161,17 +169,25 @@ std::shared_ptr<const StepGraph> graph_of(const std::shared_ptr<const Schedule>&
     std::shared_ptr<const StepGraph> graph;
   };
   static constexpr size_t kKept = 4;
-  thread_local std::array<Entry, kKept> cache;
-  thread_local size_t next = 0;
-  for (Entry& e : cache) {
+  std::array<Entry, kKept> entries;
+  size_t next = 0;
+  ~GraphCache() { graph_cache_gone = true; }
+};
+
+}  // namespace
+
+std::shared_ptr<const StepGraph> graph_of(const std::shared_ptr<const Schedule>& schedule) {
+  if (graph_cache_gone) return std::make_shared<const StepGraph>(*schedule);
+  thread_local GraphCache cache;
+  for (GraphCache::Entry& e : cache.entries) {
     if (!e.graph) continue;
     if (!e.schedule.owner_before(schedule) && !schedule.owner_before(e.schedule) &&
         !e.schedule.expired())
       return e.graph;
   }
   auto graph = std::make_shared<const StepGraph>(*schedule);
-  cache[next] = Entry{schedule, graph};
-  next = (next + 1) % kKept;
+  cache.entries[cache.next] = GraphCache::Entry{schedule, graph};
+  cache.next = (cache.next + 1) % GraphCache::kKept;
   return graph;
 }
 

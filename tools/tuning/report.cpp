@@ -91,7 +91,7 @@ struct Regret {
 
 // The model's fastest schedule algorithm: Open MPI's rule chooses among
 // message-passing algorithms, so the shared-memory engine is left out.
-const Candidate& first_schedule(const std::vector<Candidate>& ranked) {
+Candidate first_schedule(const std::vector<Candidate>& ranked) {
   for (const Candidate& c : ranked)
     if (coll::algorithm_info(c.spec.collective, c.spec.name).schedule) return c;
   throw Error(Errc::internal, "no schedule algorithm among the candidates");
@@ -231,7 +231,7 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
   int differ = 0, total = 0;
   for (int n = 2; n <= 16; ++n) {
     for (uint64_t b = 1; b <= (1u << 20); b *= 4) {
-      const Candidate& mine = first_schedule(rank_candidates("scatter", n, b, model.port));
+      const Candidate mine = first_schedule(rank_candidates("scatter", n, b, model.port));
       coll::AlgorithmSpec ompi;
       ompi.collective = "scatter";
       ompi.name = openmpi_scatter_rule(n, b);
