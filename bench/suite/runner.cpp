@@ -67,6 +67,14 @@ struct LoopOps {
   bool agree(bool rank0_says) { return bench::agree(comm, rank0_says); }
 };
 
+// The cell's samples summarised; the bootstrap's seed is the cell's key.
+stats::Summary summary_of(const CellResult& cell, bool median_ci) {
+  if (!median_ci) return stats::describe(cell.samples);
+  return stats::summarize(cell.samples,
+                          fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm, cell.ranks,
+                                      cell.bytes, cadence_name(cell.cadence)));
+}
+
 // The cell's result, then (rank 0) one row per side measurement of the driver.
 std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& options,
                                  const std::string& algorithm, size_t bytes, uint32_t generation) {
@@ -109,12 +117,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
   if (comm.rank() != 0) return {cell};
   cell.samples = iteration_times(starts, ends, limits.streaming);
   cell.rank_samples = rank_times(starts, ends, limits.streaming);
-  cell.summary =
-      options.median_ci
-          ? stats::summarize(cell.samples,
-                             fmt::format("{}/{}/{}/{}/{}", cell.collective, cell.algorithm,
-                                         cell.ranks, cell.bytes, cadence_name(cell.cadence)))
-          : stats::describe(cell.samples);
+  cell.summary = summary_of(cell, options.median_ci);
   std::vector<CellResult> out{cell};
   for (auto& [label, samples] : side) {
     if (samples.empty()) continue;
@@ -122,12 +125,7 @@ std::vector<CellResult> run_cell(Comm& comm, Driver& driver, const RunOptions& o
     extra.algorithm = algorithm + "/" + label;
     extra.samples = std::move(samples);
     extra.rank_samples.clear();
-    extra.summary =
-        options.median_ci
-            ? stats::summarize(extra.samples,
-                               fmt::format("{}/{}/{}/{}/{}", extra.collective, extra.algorithm,
-                                           extra.ranks, extra.bytes, cadence_name(extra.cadence)))
-            : stats::describe(extra.samples);
+    extra.summary = summary_of(extra, options.median_ci);
     out.push_back(std::move(extra));
   }
   return out;

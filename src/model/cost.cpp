@@ -61,10 +61,14 @@ const ClosedForm& closed_form(const std::string& collective, const std::string& 
 
 double predict_us(const std::string& collective, const std::string& algorithm, int ranks,
                   double bytes, const PortModel& model) {
-  const coll::AlgorithmSpec spec = coll::parse_algorithm(collective, algorithm);
-  const ClosedForm& form = closed_form(collective, spec.name);
+  return predict_us(coll::parse_algorithm(collective, algorithm), ranks, bytes, model);
+}
+
+double predict_us(const coll::AlgorithmSpec& spec, int ranks, double bytes,
+                  const PortModel& model) {
+  const ClosedForm& form = closed_form(spec.collective, spec.name);
   if (ranks <= 1) return 0;
-  if (bytes == 0 && collective != "barrier") return 0;
+  if (bytes == 0 && spec.collective != "barrier") return 0;
   const double fixed = form.schedule ? model.call_us : 0;
   return fixed + form.cost(CostCase{&spec, ranks, bytes}, model);
 }

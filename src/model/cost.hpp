@@ -46,5 +46,7 @@ const ClosedForm& closed_form(const std::string& collective, const std::string& 
 // terms (a table without a copy curve, or Hockney).
 double predict_us(const std::string& collective, const std::string& algorithm, int ranks,
                   double bytes, const PortModel& model);
+// The same for a parsed spec (its radix and segment as given).
+double predict_us(const coll::AlgorithmSpec& spec, int ranks, double bytes, const PortModel& model);
 
 }  // namespace grove::model

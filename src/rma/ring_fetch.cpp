@@ -76,10 +76,13 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
     transport.rma_fence();
     transport.rma_get(*lane.credit_target, block_offset, &lane.fetched_seq, 8, &Flight::done,
                       &lane.fetch_flight);
-    const std::string what = fmt::format("rank {}: {}: fetch of message {} ({} B)", rank(),
-                                         lane_name(lane.spec), e, length);
+    // Formatted only when an error names it (this is the large-message path).
+    auto what = [&] {
+      return fmt::format("rank {}: {}: fetch of message {} ({} B)", rank(), lane_name(lane.spec), e,
+                         length);
+    };
     try {
-      sched::wait_until(
+      sched::wait_until_described(
           transport, group->notice_fd(), [&] { return lane.fetch_flight.busy == 0; }, what);
     } catch (const Error& error) {
       // The gets cannot be stopped: the ring is broken, and the receive
@@ -95,7 +98,7 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
     }
     if (lane.fetch_flight.failed) {
       broken = Error(lane.fetch_flight.code,
-                     fmt::format("{}: the get failed{}", what,
+                     fmt::format("{}: the get failed{}", what(),
                                  group->departed(lane.spec.src)
                                      ? fmt::format(": rank {} departed", lane.spec.src)
                                      : ""));

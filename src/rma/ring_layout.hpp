@@ -111,7 +111,6 @@ class RingLayout {
              uint64_t direct_bytes = kNeverDirect);
 
   RingMode mode() const { return mode_; }
-  uint64_t direct_bytes() const { return direct_bytes_; }
   int size() const { return size_; }
   const std::vector<LaneSpec>& lanes() const { return lanes_; }
   // Index of the lane (src, dst), or -1.

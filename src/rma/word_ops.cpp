@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "sched/reduce.hpp"
+#include "transport/rma_local.hpp"
 
 namespace grove::rma {
 
@@ -114,47 +115,22 @@ uint64_t MappedWords::load(size_t word_offset, uint8_t width) {
 
 uint64_t MappedWords::compare_swap(size_t word_offset, uint8_t width, uint64_t expected,
                                    uint64_t desired) {
-  if (width == 4) {
-    auto e = static_cast<uint32_t>(expected);
-    __atomic_compare_exchange_n(reinterpret_cast<uint32_t*>(base_ + word_offset), &e,
-                                static_cast<uint32_t>(desired), false, __ATOMIC_SEQ_CST,
-                                __ATOMIC_SEQ_CST);
-    return e;
-  }
-  uint64_t e = expected;
-  __atomic_compare_exchange_n(reinterpret_cast<uint64_t*>(base_ + word_offset), &e, desired, false,
-                              __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-  return e;
+  RmaAtomic atomic;
+  atomic.op = RmaAtomicOp::cswap;
+  atomic.width = width;
+  atomic.operand = desired;
+  atomic.compare = expected;
+  return apply_rma_atomic(base_ + word_offset, atomic);
 }
-
-namespace {
-
-template <class Word>
-uint64_t native_on(Word* word, RmaAtomicOp op, Word operand) {
-  switch (op) {
-    case RmaAtomicOp::add:
-      return __atomic_fetch_add(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::band:
-      return __atomic_fetch_and(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::bor:
-      return __atomic_fetch_or(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::bxor:
-      return __atomic_fetch_xor(word, operand, __ATOMIC_SEQ_CST);
-    case RmaAtomicOp::cswap:
-      break;
-  }
-  return 0;
-}
-
-}  // namespace
 
 bool MappedWords::native(size_t word_offset, uint8_t width, RmaAtomicOp op, uint64_t operand,
                          uint64_t* fetch) {
   if (op == RmaAtomicOp::cswap) return false;
-  const uint64_t old =
-      width == 4 ? native_on(reinterpret_cast<uint32_t*>(base_ + word_offset), op,
-                             static_cast<uint32_t>(operand))
-                 : native_on(reinterpret_cast<uint64_t*>(base_ + word_offset), op, operand);
+  RmaAtomic atomic;
+  atomic.op = op;
+  atomic.width = width;
+  atomic.operand = operand;
+  const uint64_t old = apply_rma_atomic(base_ + word_offset, atomic);
   if (fetch != nullptr) *fetch = old;
   return true;
 }

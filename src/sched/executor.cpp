@@ -382,14 +382,23 @@ struct Execution::State {
     cells.set(id, StepCells::kInFlight);
     const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
-    if (raw.kind == Kind::send) {
-      const Region src = region_of(raw.src);
-      ++sends_in_flight;
-      transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
-    } else {
-      const Region dst = region_of(raw.dst);
-      ++recvs_in_flight;
-      transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
+    const bool send = raw.kind == Kind::send;
+    uint32_t& in_flight = send ? sends_in_flight : recvs_in_flight;
+    ++in_flight;
+    try {
+      if (send) {
+        const Region src = region_of(raw.src);
+        transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
+      } else {
+        const Region dst = region_of(raw.dst);
+        transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
+      }
+    } catch (...) {
+      // A post that throws left nothing with the transport: it is not in
+      // flight, and abort() must not wait for it to be cancelled.
+      --in_flight;
+      cells.set(id, StepCells::kEnded);
+      throw;
     }
   }
 

@@ -9,12 +9,7 @@
 namespace grove::tuning {
 double predict(const coll::AlgorithmSpec& spec, int ranks, uint64_t bytes,
                const coll::PortModel& model) {
-  if (ranks <= 1) return 0;
-  if (bytes == 0 && spec.collective != "barrier") return 0;
-  const model::ClosedForm& form = model::closed_form(spec.collective, spec.name);
-  // As model::predict_us: a schedule algorithm pays grove's call cost too.
-  return (form.schedule ? model.call_us : 0) +
-         form.cost(coll::CostCase{&spec, ranks, static_cast<double>(bytes)}, model);
+  return model::predict_us(spec, ranks, static_cast<double>(bytes), model);
 }
 
 std::vector<Candidate> rank_candidates(const std::string& collective, int ranks, uint64_t bytes,

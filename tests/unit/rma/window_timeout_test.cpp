@@ -84,6 +84,7 @@ TEST(WindowTimeouts, AFetchingAtomicThatTimesOutIsNeverAppliedLater) {
       &code);
   EXPECT_EQ(code, Errc::timeout) << error;
   EXPECT_NE(error.find("fetch_and_op at rank 1"), std::string::npos) << error;
+  EXPECT_EQ(error.find("could not be stopped"), std::string::npos) << error;
   rig.release();
   EXPECT_EQ(old, -7);
   EXPECT_EQ(rig.at_rank1(2), 3) << "the abandoned atomic was applied after the call threw";
@@ -97,6 +98,7 @@ TEST(WindowTimeouts, APutThatTimesOutNeverReadsTheBufferLater) {
   const std::string error = error_of(
       [&] { rig.windows[0]->put(1, 1, reinterpret_cast<const std::byte*>(values), 2); }, &code);
   EXPECT_EQ(code, Errc::timeout) << error;
+  EXPECT_EQ(error.find("could not be stopped"), std::string::npos) << error;
   values[0] = values[1] = 99;  // the caller reuses its buffer after the throw
   rig.release();
   EXPECT_EQ(rig.at_rank1(1), 2);
