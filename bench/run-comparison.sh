@@ -9,20 +9,25 @@
 #
 # Settings (environment): RANKS ("2 4 8"), COLLS (the issue's seven; those
 # grove does not have yet are left out and listed), SIZES (1:1MiB),
-# CADENCE (isolated), ROUNDS (3), CELL_TIME (0.3 s per cell over all rounds),
+# CADENCES ("isolated barrier-after": grove's loop, a barrier before each
+# call, into nN.tsv; OSU's, a barrier after it, into nN-osu.tsv), ROUNDS (3),
+# CELL_TIME (0.3 s per cell over all rounds),
 # MAX_ITERS (600 calls per cell over all rounds),
 # BUILD_DIR (build-release, configured as Release), RESULTS_DIR
 # (bench/results), DOC (docs/results.md), PLOTS_DIR (docs/results).
 # Then grove once per wait_policy against the MPI libraries on a smaller
 # grid: POLICY_COLLS (bcast,barrier,allreduce), POLICY_SIZES
 # (1,64,4096,65536,1MiB), POLICY_ROUNDS (2); POLICIES=0 skips it.
+# Then every library quiet and beside a background load (nice-busy,daemon)
+# at BACKGROUND_RANKS ("2 4") on the policy grid's collectives and sizes
+# plus alltoall, into bg-nN.tsv; BACKGROUND=0 skips it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 ranks=${RANKS:-"2 4 8"}
 colls=${COLLS:-bcast,scatter,gather,allgather,alltoall,barrier,allreduce}
 sizes=${SIZES:-1:1MiB}
-cadence=${CADENCE:-isolated}
+cadences=${CADENCES:-${CADENCE:-isolated barrier-after}}
 rounds=${ROUNDS:-3}
 cell_time=${CELL_TIME:-0.3}
 # Bounds the samples per cell (over all rounds): the bootstrap CIs cost
@@ -37,6 +42,11 @@ policy_colls=${POLICY_COLLS:-bcast,barrier,allreduce}
 policy_sizes=${POLICY_SIZES:-1,64,4096,65536,1MiB}
 policy_rounds=${POLICY_ROUNDS:-2}
 policies=${POLICIES:-1}
+background=${BACKGROUND:-1}
+background_ranks=${BACKGROUND_RANKS:-"2 4"}
+background_colls=${BACKGROUND_COLLS:-bcast,allreduce,alltoall}
+# The TSV of a cadence: grove's own loop keeps the historical name.
+tsv_name() { if [ "$2" = isolated ]; then echo "n$1.tsv"; else echo "n$1-osu.tsv"; fi; }
 measure=1
 [ "${1:-}" = --report ] && measure=0
 
@@ -68,19 +78,31 @@ if [ $measure = 1 ]; then
   [ ${#have[@]} -gt 0 ] || { echo "run-comparison.sh: grove runs none of: $colls" >&2; exit 1; }
   printf '%s\n' "${missing[@]}" > "$results/missing-collectives.txt"
   list=$(IFS=,; echo "${have[*]}")
-  for n in $ranks; do
-    echo "run-comparison.sh: N=$n, $list" >&2
-    "$grove" bench --peers "$peers" -n "$n" --algo auto --coll "$list" --sizes "$sizes" \
-      --cadence "$cadence" --rounds "$rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
-      --tsv "$results/n$n.tsv" > "$results/n$n.txt"
+  for cadence in $cadences; do
+    for n in $ranks; do
+      t=$(tsv_name "$n" "$cadence")
+      echo "run-comparison.sh: N=$n, $cadence, $list" >&2
+      "$grove" bench --peers "$peers" -n "$n" --algo auto --coll "$list" --sizes "$sizes" \
+        --cadence "$cadence" --rounds "$rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
+        --tsv "$results/$t" > "$results/${t%.tsv}.txt"
+    done
   done
   if [ "$policies" = 1 ]; then
     for n in $ranks; do
       echo "run-comparison.sh: N=$n, every wait_policy" >&2
       "$grove" bench --peers openmpi,mpich --wait-policies all -n "$n" --algo auto \
-        --coll "$policy_colls" --sizes "$policy_sizes" --cadence "$cadence" \
+        --coll "$policy_colls" --sizes "$policy_sizes" --cadence isolated \
         --rounds "$policy_rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
         --tsv "$results/policies-n$n.tsv" > "$results/policies-n$n.txt"
+    done
+  fi
+  if [ "$background" = 1 ]; then
+    for n in $background_ranks; do
+      echo "run-comparison.sh: N=$n, quiet and beside nice-busy,daemon" >&2
+      "$grove" bench --peers openmpi,mpich --background nice-busy,daemon -n "$n" --algo auto \
+        --coll "$background_colls" --sizes "$policy_sizes" --cadence isolated \
+        --rounds "$policy_rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
+        --tsv "$results/bg-n$n.tsv" > "$results/bg-n$n.txt"
     done
   fi
   {
@@ -92,13 +114,20 @@ if [ $measure = 1 ]; then
     echo "compiler: $(c++ --version | head -1)"
     echo "load average at the end (other work on the machine disturbs the numbers): $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "build: $(grep -s '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt" | cut -d= -f2)"
-    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCE=$cadence ROUNDS=$rounds CELL_TIME=$cell_time MAX_ITERS=$max_iters bench/run-comparison.sh"
-    for n in $ranks; do
-      echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/n$n.tsv"
+    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCES=\"$cadences\" ROUNDS=$rounds CELL_TIME=$cell_time MAX_ITERS=$max_iters POLICIES=$policies BACKGROUND=$background bench/run-comparison.sh"
+    for cadence in $cadences; do
+      for n in $ranks; do
+        echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/$(tsv_name "$n" "$cadence")"
+      done
     done
     if [ "$policies" = 1 ]; then
       for n in $ranks; do
-        echo "run: grove bench --peers openmpi,mpich --wait-policies all -n $n --algo auto --coll $policy_colls --sizes $policy_sizes --cadence $cadence --rounds $policy_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/policies-n$n.tsv"
+        echo "run: grove bench --peers openmpi,mpich --wait-policies all -n $n --algo auto --coll $policy_colls --sizes $policy_sizes --cadence isolated --rounds $policy_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/policies-n$n.tsv"
+      done
+    fi
+    if [ "$background" = 1 ]; then
+      for n in $background_ranks; do
+        echo "run: grove bench --peers openmpi,mpich --background nice-busy,daemon -n $n --algo auto --coll $background_colls --sizes $policy_sizes --cadence isolated --rounds $policy_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/bg-n$n.tsv"
       done
     fi
   } > "$results/machine.txt"
@@ -107,10 +136,16 @@ fi
 # ---- the document, from bench/results/ only ----
 shopt -s nullglob
 # The raw samples are kept xz-compressed in the repository (nN.tsv.xz).
-for packed in "$results"/n*.tsv.xz "$results"/policies-n*.tsv.xz; do
+for packed in "$results"/n*.tsv.xz "$results"/policies-n*.tsv.xz "$results"/bg-n*.tsv.xz; do
   [ -f "${packed%.xz}" ] || xz -dk "$packed"
 done
-tsvs=("$results"/n*.tsv)
+# Per N, grove's loop first, then OSU's.
+tsvs=()
+for f in "$results"/n*.tsv; do
+  case $f in *-osu.tsv) continue ;; esac
+  tsvs+=("$f")
+  [ -f "${f%.tsv}-osu.tsv" ] && tsvs+=("${f%.tsv}-osu.tsv")
+done
 [ ${#tsvs[@]} -gt 0 ] || { echo "run-comparison.sh: no TSVs in $results" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -153,7 +188,10 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
     # From the repository root, so the document names the TSV as bench/results/...
     (cd "$root" && "$grove" bench --from-tsv "$(realpath --relative-to="$root" "$f")" \
       --peers "$peers" --markdown "$tmp/$n.md" --plot "$plots/$n.svg" >/dev/null 2>"$tmp/$n.plots")
-    echo "## ${n#n} ranks"
+    case $n in
+      *-osu) echo "## ${n%-osu} ranks, OSU's loop (a barrier after each call)" | sed 's/^## n/## /' ;;
+      *) echo "## ${n#n} ranks, a barrier before each call" ;;
+    esac
     echo
     cat "$tmp/$n.md"
     echo
@@ -179,6 +217,24 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
       echo
     done
   fi
+  bg_tsvs=("$results"/bg-n*.tsv)
+  if [ ${#bg_tsvs[@]} -gt 0 ]; then
+    echo "## Beside a background load"
+    echo
+    echo "Every library once quiet and once (\`+bg\`) beside \`nice -n 19\` busy loops, one per core,"
+    echo "and a process at normal priority that wakes every millisecond and computes for about"
+    echo "50 us; slowdown = loaded / quiet median of the same library in the same round."
+    echo
+    for f in "${bg_tsvs[@]}"; do
+      n=$(basename "$f" .tsv)
+      (cd "$root" && "$grove" bench --from-tsv "$(realpath --relative-to="$root" "$f")" \
+        --peers openmpi,mpich --markdown "$tmp/$n.md" >/dev/null 2>&1)
+      echo "### ${n#bg-n} ranks"
+      echo
+      cat "$tmp/$n.md"
+      echo
+    done
+  fi
 } > "$doc"
-for f in "${tsvs[@]}" "${policy_tsvs[@]}"; do xz -9 -f -k "$f"; done
+for f in "${tsvs[@]}" "${policy_tsvs[@]}" "${bg_tsvs[@]}"; do xz -9 -f -k "$f"; done
 echo "run-comparison.sh: wrote $doc" >&2

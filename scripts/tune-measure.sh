@@ -13,7 +13,10 @@
 #   verify.txt, verified.json  grove tune --verify 3 --exhaustive at N=2: its own run time
 #                            against grove bench --algo all over the same cells, and the choices
 #   bench.tsv                grove bench --algo all (auto with tuned.json) for bcast and scatter
-#   report.md                grove tune --report: predicted vs measured, within +-20%, regret,
+#   plogp-before-bench.txt, plogp-after-bench.txt  probes just before and after bench.tsv;
+#   modes.txt                whether they agree (the machine's copy speed changes with time)
+#   report.md                grove tune --report against plogp-before-bench.txt: predicted vs
+#                            measured, within +-20%, regret,
 #                            scatter against Open MPI's rule
 #   explain-*.txt            grove explain --measure at a few cells: predicted beside measured
 #   sim.tsv                  the closed forms against the pLogP simulator with the probe's
@@ -31,10 +34,14 @@ run="$grove run -n 2"
 
 if [ "${TUNE_SMOKE:-0}" = 1 ]; then
   probe_opts="--max-size 64KiB --max-its 3 --release-copies 2"
+  reprobe_opts="--max-size 64KiB --max-its 3"
+  mode_bytes=65536
   cell="--cell-time 0.005 --warmup 1 --min-iters 1 --max-iters 3"
   sizes="1,4KiB,64KiB"
 else
   probe_opts=""
+  reprobe_opts=""
+  mode_bytes=1048576
   cell="--cell-time 0.1"
   sizes="1:4MiB:4"
 fi
@@ -61,14 +68,40 @@ step "tune --verify 3 --exhaustive at N=2"
 $run "$grove" tune --plogp "$out/plogp.txt" --out "$out/verified.json" --ranks 2 \
   --sizes "$sizes" --verify 3 --exhaustive $cell > "$out/verify.txt" 2>&1
 
+# This machine's copies between two cores run in one of two speeds, and it
+# moves between them within minutes (a 1 MiB message: about 30 us or about
+# 80 us, docs/tuning.md): the model is compared with a measurement only when a
+# probe taken just before and one just after the measurement agree.
+step "probe again, just before the measurement"
+# shellcheck disable=SC2086
+$run "$grove" probe --out "$out/plogp-before-bench.txt" --release-copies 0 $reprobe_opts \
+  > "$out/probe-before-bench.txt" 2>&1
+
 step "bench --algo all, bcast and scatter, auto with the tuned file"
 # shellcheck disable=SC2086
 $run --param tuning_file="$out/tuned.json" "$grove" bench --algo all --coll bcast,scatter \
   --sizes "$sizes" $cell --tsv "$out/bench.tsv" > "$out/bench.txt" 2>&1
 
+step "probe again, just after the measurement"
+# shellcheck disable=SC2086
+$run "$grove" probe --out "$out/plogp-after-bench.txt" --release-copies 0 $reprobe_opts \
+  > "$out/probe-after-bench.txt" 2>&1
+# g(m) at mode_bytes in each of the three tables.
+g_at() { awk -v b="$mode_bytes" '$1 == b && NF >= 4 {print $4}' "$1"; }
+{
+  echo "g($mode_bytes B) in us: probe for tune $(g_at "$out/plogp.txt"), just before the bench" \
+    "$(g_at "$out/plogp-before-bench.txt"), just after $(g_at "$out/plogp-after-bench.txt")"
+  echo "$(g_at "$out/plogp-before-bench.txt") $(g_at "$out/plogp-after-bench.txt")" |
+    awk '{r = ($1 > $2 ? $1 / $2 : $2 / $1);
+          printf "before and after the bench agree within 20%%: %s (ratio %.2f)\n",
+                 (r <= 1.2 ? "yes" : "NO"), r}'
+} > "$out/modes.txt"
+
 step "report"
-"$grove" tune --plogp "$out/plogp.txt" --report "$out/bench.tsv" --tuning "$out/tuned.json" \
-  > "$out/report.md"
+# Fidelity against the probe taken just before the bench; regret against
+# the tuned file.
+"$grove" tune --plogp "$out/plogp-before-bench.txt" --report "$out/bench.tsv" \
+  --tuning "$out/tuned.json" > "$out/report.md"
 
 step "explain --measure"
 for cell_of in "bcast 1" "bcast 64KiB" "bcast 1MiB" "scatter 1KiB" "scatter 256KiB"; do

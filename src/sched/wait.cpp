@@ -34,11 +34,12 @@ const params::IntParam wait_spin_us_param{
 
 const params::ChoiceParam wait_yield_param{
     "wait_yield",
-    "on",
+    "auto",
     {"auto", "on", "off"},
-    "spinning waits yield the core after an empty poll: on (a system call per empty poll; keeps "
-    "latency low on a shared or oversubscribed host), off, or auto (only when this host runs "
-    "more ranks than it has cores, as Open MPI's yield_when_idle)"};
+    "spinning waits yield the core after an empty poll: on (a system call per empty poll), off, "
+    "or auto (yield when this host runs more ranks than it has cores, or when this rank is not "
+    "bound to one core and shares the host with another rank, so the scheduler may put two "
+    "ranks on one core; a rank bound to a core of its own never yields)"};
 
 // The loop's cadence (sched/wait_loop.hpp). Each default is the value the
 // two waits had before they became one loop, measured as docs/wait.md says.
@@ -122,9 +123,15 @@ WaitOptions wait_options_from_params() {
   const std::string& yield = wait_yield_param.get();
   static const int own_cores = affinity_cores();
   options.oversubscribed = ranks > (told > 0 ? told : own_cores);
-  options.yield_when_idle = yield == "on" || (yield == "auto" && options.oversubscribed);
+  options.yield_when_idle =
+      yield == "on" ||
+      (yield == "auto" && yield_by_default(options.oversubscribed, ranks, own_cores));
   cached = Cached{generation, ranks, told, options};
   return options;
+}
+
+bool yield_by_default(bool oversubscribed, int local_ranks, int affinity_cores) {
+  return oversubscribed || (local_ranks > 1 && affinity_cores > 1);
 }
 
 void set_host_load(int ranks, int cores) {

@@ -52,8 +52,19 @@ WaitOptions wait_options_from_params();
 // Tells the waits how many ranks share this host and how many cores they
 // share (0: this process's CPU affinity); the session calls it once it knows.
 // More ranks than cores makes the host oversubscribed (wait_yield=auto then
-// yields).
+// yields; see yield_by_default).
 void set_host_load(int local_ranks, int cores);
+
+// wait_yield=auto's decision. A rank yields after an empty poll when the
+// host is oversubscribed (the rank it waits for may need this core), or when
+// it shares the host with other ranks and may run on any of `affinity_cores`
+// > 1 cores (the scheduler can then put two ranks on one core, and a spin
+// that never yields holds it for a whole time slice). A rank bound to one
+// core, on a host with a core per rank, never yields: a yield is a system call
+// per empty poll, which delays noticing the message (about 1-2 us per wait on
+// a virtual machine), and hands the core to any other runnable process,
+// however low its priority, for a time slice.
+bool yield_by_default(bool oversubscribed, int local_ranks, int affinity_cores);
 std::string_view wait_policy_name(WaitPolicy policy);
 
 // Progresses `transport` until done() returns true. `extra_fd` (if >= 0) also

@@ -64,6 +64,29 @@ TEST(Wait, ParametersSelectThePolicy) {
   EXPECT_EQ(params::Registry::global().get("wait_policy").spec.default_value, "hybrid");
 }
 
+// wait_yield=auto: oversubscribed hosts yield; so do ranks that share a host
+// and are free to run on several cores (two of them may land on one core); a
+// rank bound to a core of its own, or alone on its host, does not.
+TEST(Wait, AutoYieldFollowsOversubscriptionAndBinding) {
+  EXPECT_TRUE(yield_by_default(/*oversubscribed=*/true, 4, 1));
+  EXPECT_TRUE(yield_by_default(true, 4, 2));
+  EXPECT_TRUE(yield_by_default(false, 2, 2));
+  EXPECT_TRUE(yield_by_default(false, 2, 64));
+  EXPECT_FALSE(yield_by_default(false, 2, 1));
+  EXPECT_FALSE(yield_by_default(false, 64, 1));
+  EXPECT_FALSE(yield_by_default(false, 1, 2));
+  EXPECT_EQ(params::Registry::global().get("wait_yield").spec.default_value, "auto");
+  params::ScopedSet off("wait_yield", "off");
+  set_host_load(8, 2);
+  EXPECT_TRUE(wait_options_from_params().oversubscribed);
+  EXPECT_FALSE(wait_options_from_params().yield_when_idle);
+  params::ScopedSet on("wait_yield", "on");
+  set_host_load(1, 2);
+  EXPECT_FALSE(wait_options_from_params().oversubscribed);
+  EXPECT_TRUE(wait_options_from_params().yield_when_idle);
+  set_host_load(1, 0);
+}
+
 TEST(Wait, TimeoutNamesTheOperation) {
   for (const char* policy : {"spin", "lazy", "block", "hybrid"}) {
     params::ScopedSet p("wait_policy", policy);
