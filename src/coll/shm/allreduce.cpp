@@ -17,7 +17,7 @@ bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byt
                Datatype type, ReduceOp op) {
   if (group == nullptr) return false;
   const size_t bytes = recv.size();
-  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  if (bytes == 0 || !group->fits(bytes, bytes, false)) return false;
   const CallSignature signature{coll::Collective::allreduce, -1, bytes};
   const uint64_t operands = group->begin();
   const int rank = group->rank();

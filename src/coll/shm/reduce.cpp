@@ -39,7 +39,7 @@ bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> 
             ReduceOp op, int root) {
   if (group == nullptr) return false;
   const size_t bytes = send.size();
-  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  if (bytes == 0 || !group->fits(bytes, bytes, false)) return false;
   const CallSignature signature{coll::Collective::reduce, root, bytes};
   const uint64_t operands = group->begin();
   const bool at_root = group->rank() == root;
