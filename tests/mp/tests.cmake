@@ -429,7 +429,7 @@ foreach(shape "3 1" "4 2")
            COMMAND ${GROVE_TOOL} run -n ${n} --hosts ${hosts} --param wait_policy=block
                    $<TARGET_FILE:mp_explain_choice>)
   set_tests_properties(tune.explain_choice.n${n}.hosts${hosts} PROPERTIES TIMEOUT 120
-                       PASS_REGULAR_EXPRESSION "explain_choice ok: ${n} ranks, 16 cases")
+                       PASS_REGULAR_EXPRESSION "explain_choice ok: ${n} ranks, 21 cases")
 endforeach()
 set(GROVE_TUNE_TEST ${CMAKE_CURRENT_SOURCE_DIR}/mp/tune_cli_test.sh)
 add_test(NAME tune.cli COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} cli)
