@@ -170,8 +170,14 @@ struct Driver {
     }
   }
 
-  // One shared-memory call below the two-phase threshold, two at and above.
-  static uint64_t reduction_calls(size_t bytes) { return bytes >= 4096 ? 2 : 1; }
+  // One shared-memory call below the two-phase threshold, two at and above;
+  // three on the single-copy path (operands, chunks, consumed); none on the
+  // schedule path.
+  uint64_t reduction_calls(size_t bytes) const {
+    if (cma_from() > 0 && bytes >= cma_from()) return 3;
+    if (!fits(bytes, bytes)) return 0;
+    return bytes >= 4096 ? 2 : 1;
+  }
 
   void reductions() {
     const std::vector<std::pair<Datatype, ReduceOp>> pairs = {
@@ -190,7 +196,7 @@ struct Driver {
         const uint32_t s = salt++;
         const std::vector<std::byte> mine = operand_bytes<T>(rank(), count, op, s);
         const std::vector<std::byte> want = reduced_bytes<T>(size(), count, op, s);
-        const uint64_t expected = fits(bytes, bytes) ? reduction_calls(bytes) : 0;
+        const uint64_t expected = reduction_calls(bytes);
         for (int root = 0; root < size(); ++root) {
           std::vector<std::byte> recv(rank() == root ? bytes : 0, std::byte{0xEE});
           const std::string what =

@@ -3,11 +3,13 @@
 // (tests/mp/tests.cmake). Modes:
 //
 //   (none)    the segment must have the single-copy path. Bcast, scatter,
-//             gather, allgather and alltoall (in place too) at blocks just
-//             below, at and just above shm_cma_min_bytes and of 1 MiB,
-//             every root: exact bytes and the shared-memory calls each made
-//             (two on the single-copy path, one through the slots, none on
-//             the schedule path); then 200 calls with no barrier between
+//             gather, allgather, alltoall, reduce and allreduce (in place
+//             too) at blocks just below, at and just above
+//             shm_cma_min_bytes and of 1 MiB, every root, and reductions of
+//             fewer elements than ranks: exact bytes (reductions in rank
+//             order, to the bit) and the shared-memory calls each made
+//             (two on the single-copy path, three for reductions, fewer
+//             through the slots, none on the schedule path); then 200 calls with no barrier between
 //             them, single-copy and slot calls mixed, roots rotating.
 //             Prints "shm_cma ok: N ranks, C cases".
 //   slots     run with shm_cma_min_bytes=0: the same calls, the large ones
@@ -54,6 +56,8 @@ namespace {
 using colls::expect_bytes;
 using colls::pattern_bytes;
 using grove::Comm;
+using grove::Datatype;
+using grove::ReduceOp;
 
 uint64_t shm_calls(Comm& comm) {
   const grove::shm::Group* group = comm.state().shm.get();
@@ -175,6 +179,51 @@ struct Driver {
     }
   }
 
+  // Shared-memory calls of a reduction of `bytes`: three on the
+  // single-copy path, two or one through the slots (the two-phase split at
+  // shm_split_reduction_bytes, 4 KiB), none on the schedule path.
+  uint64_t reduction_calls(size_t bytes) const {
+    const uint64_t calls = calls_for(bytes, bytes);
+    if (calls == 2) return 3;
+    return calls == 1 && bytes >= 4096 ? 2 : calls;
+  }
+
+  // Reduce (every root) and allreduce (in place too), the results to the
+  // bit against the rank-order reference, floats included.
+  void reductions(size_t bytes) {
+    const auto [type, op] = bytes % 8 == 0   ? std::pair{Datatype::float64, ReduceOp::sum}
+                            : bytes % 4 == 0 ? std::pair{Datatype::float32, ReduceOp::prod}
+                                             : std::pair{Datatype::uint8, ReduceOp::bxor};
+    const size_t count = bytes / grove::datatype_size(type);
+    colls::with_type(type, [&]<class T>() {
+      const uint32_t s = salt++;
+      const std::vector<std::byte> mine = colls::operand_bytes<T>(rank(), count, op, s);
+      const std::vector<std::byte> want = colls::reduced_bytes<T>(size(), count, op, s);
+      for (int root = 0; root < size(); ++root) {
+        std::vector<std::byte> recv(rank() == root ? bytes : 0, std::byte{0xEE});
+        const std::string what =
+            fmt::format("reduce root {} {} x {}", root, count, grove::datatype_name(type));
+        expect_calls(what, reduction_calls(bytes),
+                     [&] { comm.reduce(mine, recv, type, op, root); });
+        if (rank() == root) expect_bytes(what, rank(), recv, want);
+      }
+      for (bool in_place : {false, true}) {
+        std::vector<std::byte> recv(bytes, std::byte{0xEE});
+        const std::string what = fmt::format(
+            "allreduce {} x {}{}", count, grove::datatype_name(type), in_place ? " in place" : "");
+        expect_calls(what, reduction_calls(bytes), [&] {
+          if (in_place) {
+            recv = mine;
+            comm.allreduce(std::span(recv), type, op);
+          } else {
+            comm.allreduce(mine, recv, type, op);
+          }
+        });
+        expect_bytes(what, rank(), recv, want);
+      }
+    });
+  }
+
   // No barrier between calls: an owner's buffer is reused by the next call
   // as soon as the owner returns, and slot calls run between single-copy
   // ones (their numbers interleave).
@@ -207,6 +256,12 @@ struct Driver {
       bcast(bytes);
       scatter_gather(bytes);
       allgather_alltoall(bytes);
+      reductions(bytes);
+    }
+    // Fewer elements than members: some members' chunks are empty.
+    {
+      grove::params::ScopedSet low("shm_cma_min_bytes", "8");
+      reductions(16);
     }
     back_to_back();
   }

@@ -49,8 +49,8 @@ std::optional<ShmNeed> shm_need(const ExplainCall& c) {
   const std::string& k = c.collective;
   if (k == "barrier") return ShmNeed{0, 0};
   if (c.bytes == 0) return std::nullopt;
-  if (k == "bcast" || k == "gather" || k == "allgather") return ShmNeed{c.bytes, c.bytes, true};
-  if (k == "reduce" || k == "allreduce") return ShmNeed{c.bytes, c.bytes, false};
+  if (k == "bcast" || k == "gather" || k == "allgather" || k == "reduce" || k == "allreduce")
+    return ShmNeed{c.bytes, c.bytes, true};
   if (k == "scatter" || k == "alltoall") return ShmNeed{c.bytes * n, c.bytes, true};
   return std::nullopt;  // allgatherv, alltoallv, reduce_scatter
 }

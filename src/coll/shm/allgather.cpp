@@ -39,7 +39,7 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
   const int rank = group.rank();
   std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
   const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
-  group.publish_buffer(input, block);
+  group.publish_buffer(call, input, block);
   group.publish(call, signature);
   if (!send.empty()) std::memcpy(mine, input, block);
   for (int m = 0; m < group.size(); ++m) {

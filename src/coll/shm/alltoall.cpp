@@ -49,7 +49,7 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
     std::memcpy(copy, recv.data(), all);
     input = copy;
   }
-  group.publish_buffer(input, all);
+  group.publish_buffer(call, input, all);
   group.publish(call, signature);
   if (!send.empty()) std::memcpy(recv.data() + rank * block, input + rank * block, block);
   for (int m = 0; m < group.size(); ++m) {

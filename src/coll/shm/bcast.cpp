@@ -33,7 +33,7 @@ void single_copy(Group& group, std::span<std::byte> buffer, int root,
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
   if (group.rank() == root) {
-    group.publish_buffer(buffer.data(), buffer.size());
+    group.publish_buffer(call, buffer.data(), buffer.size());
     group.publish(call, signature);
     group.publish(consumed, signature);
     group.await_all(consumed, signature);

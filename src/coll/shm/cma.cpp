@@ -16,8 +16,9 @@ namespace {
 
 const params::BytesParam shm_cma_min_bytes{
     "shm_cma_min_bytes", 65536, 0, uint64_t{1} << 40,
-    "blocking bcast, scatter, gather, allgather and alltoall on one host whose message (block) "
-    "is at least this many bytes are copied once, straight between the ranks' buffers "
+    "blocking bcast, scatter, gather, allgather, alltoall, reduce and allreduce on one host whose "
+    "message (block, vector) is at least this many bytes are copied once, straight between the "
+    "ranks' buffers "
     "(process_vm_readv), instead of through the shared-memory slots; not bounded by "
     "shm_max_bytes or shm_slot_bytes (0: never)"};
 

@@ -18,9 +18,10 @@
 
 namespace grove::shm {
 
-// The parameter shm_cma_min_bytes: messages (blocks) of at least this many
-// bytes take the single-copy path where the collective has one and the
-// segment's members agreed that CMA works; 0 turns the path off.
+// The parameter shm_cma_min_bytes: messages (blocks, vectors) of at least
+// this many bytes take the single-copy path where the collective has one
+// (every one but barrier) and the segment's members agreed that CMA works;
+// 0 turns the path off.
 size_t cma_min_bytes();
 
 // What one process_vm_readv loop did: `done` bytes copied, then `error`

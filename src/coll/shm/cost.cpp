@@ -7,9 +7,9 @@
 // order, and the fits stay within the +-20% the tuning report checks).
 // Two-phase reductions (from shm_split_reduction_bytes) publish twice.
 //
-// The single-copy path (from shm_cma_min_bytes, for the collectives that
-// have it; docs/shm.md) publishes twice (the buffer, then "consumed") and
-// copies each byte once, straight from the owner's buffer to the reader's:
+// The single-copy path (from shm_cma_min_bytes; docs/shm.md) publishes
+// twice (the buffer, then "consumed"; reductions three times) and copies
+// each byte once, straight from the owner's buffer to the reader's:
 // a reader's copies are its critical path, priced with the same c(n) (a
 // process_vm_readv copy is a memcpy done by the kernel). A one-host job's
 // members are assumed to agree that CMA works; a job where they did not
@@ -48,6 +48,11 @@ double engine_us(coll::Collective collective, const CostCase& c, const PortModel
       case coll::Collective::allgather:
       case coll::Collective::alltoall:
         return 2 * s + p * copy(b);
+      case coll::Collective::reduce:
+      case coll::Collective::allreduce:
+        // Chunk m of every operand, then every combined chunk; operands,
+        // chunks and "consumed" are three publishes.
+        return 3 * s + 2 * p * copy(b / p);
       default:
         break;  // no single-copy form: the slots
     }

@@ -42,7 +42,7 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
   if (group.rank() != root) {
-    group.publish_buffer(send.data(), block);
+    group.publish_buffer(call, send.data(), block);
     group.publish(call, signature);
     group.publish(consumed, signature);
     group.await_member(root, consumed, signature);

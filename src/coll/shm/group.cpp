@@ -136,18 +136,18 @@ void Group::await_all(uint64_t call, const CallSignature& signature) {
   }
 }
 
-void Group::publish_buffer(const void* address, size_t bytes) {
-  ControlLine& line = lines_[rank_];
+void Group::publish_buffer(uint64_t call, const void* address, size_t bytes) {
+  ControlLine::Buffer& buffer = lines_[rank_].buffer[call & 1];
   // Relaxed: publish()'s store of `entered` orders them before it.
-  line.buffer_address.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
-  line.buffer_bytes.store(bytes, std::memory_order_relaxed);
+  buffer.address.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
+  buffer.bytes.store(bytes, std::memory_order_relaxed);
 }
 
 void Group::pull(int member, uint64_t call, const CallSignature& signature, size_t published,
                  size_t offset, std::span<std::byte> to) {
-  const ControlLine& line = lines_[member];
-  const uint64_t address = line.buffer_address.load(std::memory_order_relaxed);
-  const uint64_t length = line.buffer_bytes.load(std::memory_order_relaxed);
+  const ControlLine::Buffer& buffer = lines_[member].buffer[call & 1];
+  const uint64_t address = buffer.address.load(std::memory_order_relaxed);
+  const uint64_t length = buffer.bytes.load(std::memory_order_relaxed);
   // Bytes from another process: the signature compares sizes modulo 2^24
   // only, and a buffer of another length is another call.
   if (length != published) {

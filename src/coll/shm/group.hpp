@@ -17,7 +17,8 @@
 // - Call k uses slot buffer k % 2. A writer of call k first waits until
 //   every member has entered call k-1: then every reader of call k-2, the
 //   previous user of that buffer, is done with it.
-// - A call on the single-copy path (CMA, shm/cma.hpp) takes two numbers:
+// - A call on the single-copy path (CMA, shm/cma.hpp) takes two numbers
+//   (a reduction three: reduce_single_copy.hpp):
 //   in call k the owners of data publish their buffer's address and length,
 //   readers copy straight out of the owners' buffers, and a member enters
 //   call k+1 ("consumed") once it has copied all it reads; an owner returns
@@ -62,10 +63,14 @@ struct alignas(64) ControlLine {
   std::atomic<uint64_t> signature[2] = {0, 0};
   std::atomic<uint32_t> wake{0};      // futex word, bumped when sleepers wait
   std::atomic<uint32_t> sleepers{0};  // members blocked on `wake`
-  // Single-copy path: the buffer this member owns in its current call, in
-  // its own address space; written before `entered`, read after it.
-  std::atomic<uint64_t> buffer_address{0};
-  std::atomic<uint64_t> buffer_bytes{0};
+  // Single-copy path, by call parity: the buffer this member owns in that
+  // call, in its own address space; written before `entered`, read after
+  // it (a reduction publishes its operand in one call and its combined
+  // chunk in the next while others may still read the first).
+  struct Buffer {
+    std::atomic<uint64_t> address{0};
+    std::atomic<uint64_t> bytes{0};
+  } buffer[2];
 };
 static_assert(sizeof(ControlLine) == 64);
 
@@ -139,9 +144,9 @@ class Group {
   // await_member for every other member.
   void await_all(uint64_t call, const CallSignature& signature);
 
-  // Single copy: the buffer this member owns in its next published call
-  // (before publish()).
-  void publish_buffer(const void* address, size_t bytes);
+  // Single copy: the buffer this member owns in `call` (before publishing
+  // it).
+  void publish_buffer(uint64_t call, const void* address, size_t bytes);
   // Copies `to.size()` bytes at `offset` of the buffer `member` published
   // in `call` (after await_member) into `to`. Errc::mismatch if that
   // buffer is not `published` bytes long (the signature compares sizes

@@ -38,7 +38,7 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
   const uint64_t consumed = group.begin();
   const auto rank = static_cast<size_t>(group.rank());
   if (group.rank() == root) {
-    group.publish_buffer(send.data(), block * static_cast<size_t>(group.size()));
+    group.publish_buffer(call, send.data(), block * static_cast<size_t>(group.size()));
     group.publish(call, signature);
     group.publish(consumed, signature);
     std::memcpy(recv.data(), send.data() + rank * block, block);

@@ -251,7 +251,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   {
     // Another length than the reader's call (sizes agree modulo 2^24 only).
     Members m(true);
-    m.group[0]->publish_buffer(owned.data(), 100);
+    m.group[0]->publish_buffer(1, owned.data(), 100);
     m.group[0]->publish(1, kBcast);
     m.group[1]->await_member(0, 1, kBcast);
     const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
@@ -264,7 +264,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   {
     // The owner's process is gone: departed, as the failure notices say.
     Members m(true, gone_pid());
-    m.group[0]->publish_buffer(owned.data(), 200);
+    m.group[0]->publish_buffer(1, owned.data(), 200);
     m.group[0]->publish(1, kBcast);
     const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
     EXPECT_EQ(e.code(), Errc::peer_failed);
@@ -275,7 +275,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   {
     // A buffer that is not mapped in the owner.
     Members m(true);
-    m.group[0]->publish_buffer(nullptr, 200);
+    m.group[0]->publish_buffer(1, nullptr, 200);
     m.group[0]->publish(1, kBcast);
     const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
     EXPECT_EQ(e.code(), Errc::transport);

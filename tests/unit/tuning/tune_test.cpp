@@ -120,11 +120,12 @@ TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   // Just below it, the slots: s + c(m) + P c(m) for gather.
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("gather", 4, 65532, m), "shm").predicted_us,
                    1 + 5 * (0.1 + 65532.0 / 4096));
-  // Beyond shm_max_bytes without a single-copy form (reductions), or with
-  // the path off, the engine is no candidate; without host terms it is none
-  // anywhere.
-  for (const Candidate& c : rank_candidates("allreduce", 4, 1 << 20, m))
-    EXPECT_NE(c.spec.name, "shm");
+  // Reductions: chunk m of every operand, then every combined chunk, three
+  // publishes.
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("allreduce", 4, 1 << 20, m), "shm").predicted_us,
+                   3 + 8 * (0.1 + 64));
+  // Beyond shm_max_bytes with the path off the engine is no candidate;
+  // without host terms it is none anywhere.
   {
     params::ScopedSet off("shm_cma_min_bytes", "0");
     for (const Candidate& c : rank_candidates("bcast", 4, 1 << 20, m))
