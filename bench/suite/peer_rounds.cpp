@@ -315,7 +315,8 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   kMetricsLine),
       fmt::format("grove: blocking collectives, algorithm {}, wait_policy {}, launched by grove "
                   "run -n {} (binds rank r to core r mod cores); blocking auto calls up to "
-                  "shm_max_bytes run through the communicator's shared-memory segment",
+                  "shm_max_bytes, and from shm_cma_min_bytes those with a single-copy form, run "
+                  "through the communicator's shared-memory segment",
                   o.algorithm, o.wait_policies.empty() ? "default" : join(o.wait_policies, " / "),
                   o.ranks),
       fmt::format("ratio = grove median / peer median (below 1: grove is faster); 95% CI: "

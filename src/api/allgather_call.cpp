@@ -38,6 +38,7 @@ class AllgatherCall final : public detail::Call {
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_allgather;
     has_shm = block_ > 0;
+    has_shm_single_copy = true;
     has_hier = block_ > 0;
     shm_slot_bytes = shm_message_bytes = block_;
   }

@@ -39,6 +39,7 @@ class AllreduceCall final : public detail::Call {
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_allreduce;
     has_shm = !recv.empty();
+    has_shm_single_copy = true;
     has_hier = !recv.empty();
     shm_slot_bytes = shm_message_bytes = recv.size();
   }

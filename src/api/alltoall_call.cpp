@@ -34,6 +34,7 @@ class AlltoallCall final : public detail::Call {
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_alltoall;
     has_shm = block_ > 0;
+    has_shm_single_copy = true;
     shm_slot_bytes = recv.size();  // every block a rank sends
     shm_message_bytes = block_;
   }

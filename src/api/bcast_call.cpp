@@ -24,6 +24,7 @@ class BcastCall final : public detail::Call {
     buffers = detail::user_buffers({}, buffer);
     describe = &describe_bcast;
     has_shm = !buffer.empty();
+    has_shm_single_copy = true;
     has_hier = !buffer.empty();
     shm_slot_bytes = shm_message_bytes = buffer.size();
   }

@@ -19,11 +19,14 @@ std::string shm_refusal(const Call& call) {
     return "the communicator has no shared-memory segment (its ranks span hosts, "
            "shm_collectives is off, or the segment could not be made)";
   }
-  if (!group->fits(call.shm_slot_bytes, call.shm_message_bytes)) {
+  if (!group->fits(call.shm_slot_bytes, call.shm_message_bytes, call.has_shm_single_copy)) {
     return fmt::format(
         "{} B to a slot and a {} B message exceed shm_slot_bytes {} or "
-        "shm_max_bytes",
-        call.shm_slot_bytes, call.shm_message_bytes, group->slot_bytes());
+        "shm_max_bytes, and the single-copy path {}",
+        call.shm_slot_bytes, call.shm_message_bytes, group->slot_bytes(),
+        !call.has_shm_single_copy ? "has no form of this collective"
+        : !group->single_copy()   ? "is off on this segment (CMA did not work at set-up)"
+                                  : "starts at shm_cma_min_bytes (0: never)");
   }
   return {};
 }

@@ -70,9 +70,11 @@ class Call {
   sched::Buffers buffers;
   // The call's name in errors (see CallPlan::describe).
   std::string (*describe)(const CallPlan& plan, const sched::Buffers& buffers) = nullptr;
-  // The shared-memory form: whether there is one, what a rank writes to its
-  // slot, and the message size shm_max_bytes is compared with.
+  // The shared-memory form: whether there is one, whether it has a
+  // single-copy path (docs/shm.md), what a rank writes to its slot, and the
+  // message size shm_max_bytes and shm_cma_min_bytes are compared with.
   bool has_shm = false;
+  bool has_shm_single_copy = false;
   bool has_hier = false;  // the collective has a hierarchical form
   size_t shm_slot_bytes = 0;
   size_t shm_message_bytes = 0;

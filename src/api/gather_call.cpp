@@ -31,6 +31,7 @@ class GatherCall final : public detail::Call {
     buffers = detail::user_buffers(send, at_root ? recv : std::span<std::byte>{});
     describe = &describe_gather;
     has_shm = !send.empty();
+    has_shm_single_copy = true;
     shm_slot_bytes = shm_message_bytes = send.size();
   }
   coll::CallFacts facts() const override { return coll::facts(args({})); }

@@ -40,6 +40,7 @@ class ReduceCall final : public detail::Call {
     buffers = detail::user_buffers(send, at_root ? recv : std::span<std::byte>{});
     describe = &describe_reduce;
     has_shm = !send.empty();
+    has_shm_single_copy = true;
     has_hier = !send.empty();
     shm_slot_bytes = shm_message_bytes = send.size();
   }

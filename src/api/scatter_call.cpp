@@ -32,6 +32,7 @@ class ScatterCall final : public detail::Call {
     buffers = detail::user_buffers(at_root ? send : std::span<const std::byte>{}, recv);
     describe = &describe_scatter;
     has_shm = !recv.empty();
+    has_shm_single_copy = true;
     shm_slot_bytes = recv.size() * static_cast<size_t>(s.size());  // the root writes every block
     shm_message_bytes = recv.size();
   }

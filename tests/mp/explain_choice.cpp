@@ -74,6 +74,11 @@ void call(grove::Comm& comm, const std::string& collective, uint64_t bytes) {
     comm.scatter(std::span<const std::byte>(all), std::span(one), 0);
   } else if (collective == "allgather") {
     comm.allgather(std::span<const std::byte>(one), std::span(all));
+  } else if (collective == "gather") {
+    comm.gather(std::span<const std::byte>(one), std::span(all), 0);
+  } else if (collective == "alltoall") {
+    std::vector<std::byte> out(bytes * n);
+    comm.alltoall(std::span<const std::byte>(all), std::span(out));
   } else if (collective == "allreduce") {
     std::vector<std::byte> out(bytes);
     comm.allreduce(std::span<const std::byte>(one), std::span(out), grove::Datatype::float32,
@@ -106,6 +111,13 @@ int main() {
         {"allgather", 256, ""},
         {"allreduce", 1024, tuning_param.c_str()},
         {"allreduce", 1 << 20, "shm_max_bytes=1"},
+        // The single-copy path (on for this job's segment): from
+        // shm_cma_min_bytes, past shm_max_bytes; off by the parameter.
+        {"alltoall", 1 << 20, ""},
+        {"gather", 65536, "shm_max_bytes=1"},
+        {"alltoall", 1 << 20, "shm_cma_min_bytes=0"},
+        {"bcast", 1 << 20, "shm_cma_min_bytes=0"},
+        {"allreduce", 1 << 20, ""},
         {"barrier", 0, ""},
         {"barrier", 0, "barrier_algorithm=dissemination"},
     };

@@ -55,6 +55,12 @@ struct Driver {
   size_t n() const { return static_cast<size_t>(comm.size()); }
   size_t max_bytes() const { return 256 * 1024; }  // shm_max_bytes set by main
   size_t slot() const { return 256 * 1024; }       // shm_slot_bytes set by main
+  // The single-copy path's threshold when the segment has the path, else 0.
+  size_t cma_from() const {
+    const grove::shm::Group* group = comm.state().shm.get();
+    if (group == nullptr || !group->single_copy()) return 0;
+    return static_cast<size_t>(grove::params::Registry::global().get("shm_cma_min_bytes").as_int);
+  }
 
   // Runs `body` and checks it made `expected` shared-memory calls (0: took
   // the schedule path).
@@ -76,6 +82,13 @@ struct Driver {
   bool fits(size_t slot_need, size_t block) const {
     return block <= max_bytes() && slot_need <= slot();
   }
+  // Shared-memory calls of a collective with a single-copy form: two on that
+  // path ("published", "consumed"), one through the slots, none on the
+  // schedule path (Group::route).
+  uint64_t calls_for(size_t slot_need, size_t block) const {
+    if (cma_from() > 0 && block >= cma_from()) return 2;
+    return fits(slot_need, block) ? 1 : 0;
+  }
 
   void bcast() {
     for (int root = 0; root < size(); ++root) {
@@ -84,8 +97,7 @@ struct Driver {
         std::vector<std::byte> buffer =
             rank() == root ? pattern_bytes(root, bytes, s) : std::vector<std::byte>(bytes);
         const std::string what = fmt::format("bcast root {} {} B", root, bytes);
-        expect_calls(what, fits(bytes, bytes) ? 1 : 0,
-                     [&] { comm.bcast(std::span(buffer), root); });
+        expect_calls(what, calls_for(bytes, bytes), [&] { comm.bcast(std::span(buffer), root); });
         expect_bytes(what, rank(), buffer, pattern_bytes(root, bytes, s));
       }
     }
@@ -99,15 +111,14 @@ struct Driver {
         if (rank() == root) send = pattern_bytes(root, block * n(), s);
         std::vector<std::byte> recv(block, std::byte{0xEE});
         std::string what = fmt::format("scatter root {} {} B", root, block);
-        expect_calls(what, fits(block * n(), block) ? 1 : 0,
-                     [&] { comm.scatter(send, recv, root); });
+        expect_calls(what, calls_for(block * n(), block), [&] { comm.scatter(send, recv, root); });
         expect_bytes(what, rank(), recv,
                      pattern_bytes(root, block, s, block * static_cast<size_t>(rank())));
 
         const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
         std::vector<std::byte> all(rank() == root ? block * n() : 0, std::byte{0xEE});
         what = fmt::format("gather root {} {} B", root, block);
-        expect_calls(what, fits(block, block) ? 1 : 0, [&] { comm.gather(mine, all, root); });
+        expect_calls(what, calls_for(block, block), [&] { comm.gather(mine, all, root); });
         if (rank() == root) {
           for (int r = 0; r < size(); ++r) {
             expect_bytes(what, rank(), all.data() + static_cast<size_t>(r) * block,
@@ -125,7 +136,7 @@ struct Driver {
         const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
         std::vector<std::byte> all(block * n(), std::byte{0xEE});
         std::string what = fmt::format("allgather {} B{}", block, in_place ? " in place" : "");
-        expect_calls(what, fits(block, block) ? 1 : 0, [&] {
+        expect_calls(what, calls_for(block, block), [&] {
           if (in_place) {
             std::copy(mine.begin(), mine.end(), all.begin() + static_cast<long>(block) * rank());
             comm.allgather(std::span(all));
@@ -142,7 +153,7 @@ struct Driver {
         std::vector<std::byte> send = pattern_bytes(rank(), block * n(), s);
         std::vector<std::byte> recv(block * n(), std::byte{0xEE});
         what = fmt::format("alltoall {} B{}", block, in_place ? " in place" : "");
-        expect_calls(what, fits(block * n(), block) ? 1 : 0, [&] {
+        expect_calls(what, calls_for(block * n(), block), [&] {
           if (in_place) {
             recv = send;
             comm.alltoall(std::span(recv));
@@ -159,8 +170,14 @@ struct Driver {
     }
   }
 
-  // One shared-memory call below the two-phase threshold, two at and above.
-  static uint64_t reduction_calls(size_t bytes) { return bytes >= 4096 ? 2 : 1; }
+  // One shared-memory call below the two-phase threshold, two at and above;
+  // three on the single-copy path (operands, chunks, consumed); none on the
+  // schedule path.
+  uint64_t reduction_calls(size_t bytes) const {
+    if (cma_from() > 0 && bytes >= cma_from()) return 3;
+    if (!fits(bytes, bytes)) return 0;
+    return bytes >= 4096 ? 2 : 1;
+  }
 
   void reductions() {
     const std::vector<std::pair<Datatype, ReduceOp>> pairs = {
@@ -179,7 +196,7 @@ struct Driver {
         const uint32_t s = salt++;
         const std::vector<std::byte> mine = operand_bytes<T>(rank(), count, op, s);
         const std::vector<std::byte> want = reduced_bytes<T>(size(), count, op, s);
-        const uint64_t expected = fits(bytes, bytes) ? reduction_calls(bytes) : 0;
+        const uint64_t expected = reduction_calls(bytes);
         for (int root = 0; root < size(); ++root) {
           std::vector<std::byte> recv(rank() == root ? bytes : 0, std::byte{0xEE});
           const std::string what =

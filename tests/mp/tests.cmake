@@ -239,6 +239,57 @@ add_test(NAME coll.shm.departed
                  -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
                     $<TARGET_FILE:mp_shm> departed)
 set_tests_properties(coll.shm.mismatch coll.shm.timeout coll.shm.departed PROPERTIES TIMEOUT 60)
+# The slot path alone (shm_cma_min_bytes=0: no single-copy calls).
+add_test(NAME coll.shm.slots_only.n3
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param shm_cma_min_bytes=0
+                 $<TARGET_FILE:mp_shm>)
+set_tests_properties(coll.shm.slots_only.n3 PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "shm ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+
+# ---- the single-copy (CMA) path of the shared-memory collectives: exact
+# bytes and the path at shm_cma_min_bytes and 1 MiB, every root; the path
+# off by parameter and by a rank that cannot read the others; a mismatch
+# and a killed owner or reader named.
+set(MP_SHM_CMA $<TARGET_FILE:mp_shm_cma>)
+foreach(n 2 3 4)
+  add_test(NAME coll.shm_cma.n${n}
+           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block ${MP_SHM_CMA})
+  set_tests_properties(coll.shm_cma.n${n} PROPERTIES TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "shm_cma ok: ${n} ranks"
+                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+endforeach()
+add_test(NAME coll.shm_cma.slots.n3
+         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param shm_cma_min_bytes=0
+                 ${MP_SHM_CMA} slots)
+set_tests_properties(coll.shm_cma.slots.n3 PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "shm_cma ok: 3 ranks"
+                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+add_test(NAME coll.shm_cma.denied.n3
+         COMMAND ${GROVE_EXPECT} 0 --match "grove: single-copy shared-memory path \\(CMA\\) off: rank 1 cannot read rank 0's memory with process_vm_readv: Operation not permitted"
+                 --match "shm_cma ok: 3 ranks"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block ${MP_SHM_CMA} denied)
+add_test(NAME coll.shm_cma.mismatch.n3
+         COMMAND ${GROVE_EXPECT} 0 --match "mismatch: rank 1: bcast\\(root 0, 524288 B\\) on shared memory \\(call [0-9]+\\): rank 0 entered bcast\\(root 0, 1048576 B\\)"
+                 --match "shm_cma mismatch ok"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block ${MP_SHM_CMA} mismatch)
+set_tests_properties(coll.shm_cma.denied.n3 coll.shm_cma.mismatch.n3 PROPERTIES TIMEOUT 300)
+foreach(who owner reader)
+  if(who STREQUAL "owner")
+    set(named 2)
+  else()
+    set(named 1)
+  endif()
+  add_test(NAME coll.shm_cma.killed_${who}.n3
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/named_in_time.sh 137
+                   "grove run: rank 2 killed by signal 9" "^cma_killed ok: rank [01] named rank 2$"
+                   ${named}
+                   -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
+                      --param timeout_ms=30000 ${MP_SHM_CMA} killed ${who})
+  set_tests_properties(coll.shm_cma.killed_${who}.n3 PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "named_in_time ok"
+                       FAIL_REGULAR_EXPRESSION "FAILED;AddressSanitizer")
+endforeach()
 
 # ---- ranks that disagree on the algorithm get a named error ----
 add_test(NAME coll.mismatch_named
@@ -378,7 +429,7 @@ foreach(shape "3 1" "4 2")
            COMMAND ${GROVE_TOOL} run -n ${n} --hosts ${hosts} --param wait_policy=block
                    $<TARGET_FILE:mp_explain_choice>)
   set_tests_properties(tune.explain_choice.n${n}.hosts${hosts} PROPERTIES TIMEOUT 120
-                       PASS_REGULAR_EXPRESSION "explain_choice ok: ${n} ranks, 16 cases")
+                       PASS_REGULAR_EXPRESSION "explain_choice ok: ${n} ranks, 21 cases")
 endforeach()
 set(GROVE_TUNE_TEST ${CMAKE_CURRENT_SOURCE_DIR}/mp/tune_cli_test.sh)
 add_test(NAME tune.cli COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} cli)

@@ -45,8 +45,13 @@ cli)
   row=$(grep -n '"min_ranks":3,"max_ranks":3,"min_bytes":1048576,"algorithm":"pipeline:seg=45591"' t.json |
     cut -d: -f1)
   [ -n "$row" ] || { cat t.json; fail "no pipeline row at 3 ranks, 1 MiB"; }
-  expect 0 "why: tuning file t.json line $row \\(min_ranks 3, max_ranks 3, min_bytes 1048576\\)" \
+  # shm (its rows stay first: the table has no host terms to price it) takes
+  # 1 MiB by its single-copy path unless shm_cma_min_bytes=0.
+  expect 0 "why: tuning file t.json line [0-9]+ \\(every call\\)" \
     "$grove" explain bcast -n 3 --size 1MiB --tuning t.json
+  grep -q "^choice: shm$" out.txt || fail "explain: shm is not the choice at 1 MiB"
+  expect 0 "why: tuning file t.json line $row \\(min_ranks 3, max_ranks 3, min_bytes 1048576\\)" \
+    "$grove" explain bcast -n 3 --size 1MiB --tuning t.json --param shm_cma_min_bytes=0
   grep -q "^choice: pipeline:seg=45591$" out.txt || fail "explain chose otherwise"
   grep -q "the choice is the model's fastest" out.txt || fail "explain: the tuned choice is not #1"
   grep -q -E "^  pipeline:seg=45591 +1136.539 us +#1 +<- the choice$" out.txt ||
@@ -56,7 +61,9 @@ cli)
     "$grove" explain bcast -n 3 --size 1MiB --tuning t.json --param bcast_algorithm=chain
   # Without a tuning file: the built-in row.
   expect 0 "why: built-in row 4 \\(max_ranks 7\\): MPICH: binomial below 8 ranks" \
-    "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt
+    "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt --param shm_cma_min_bytes=0
+  expect 0 "why: built-in row 1 \\(every call\\)" "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt
+  grep -q "^choice: shm$" out.txt || fail "explain: shm is not the built-in choice at 1 MiB"
 
   # Bad input: named file, line and cause.
   head -c 300 t.json > cut.json

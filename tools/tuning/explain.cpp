@@ -36,11 +36,13 @@ size_t elements(const ExplainCall& c) {
   return c.bytes / kFloat;
 }
 
-// What the shared-memory engine's form of the call writes to a slot and
-// compares with shm_max_bytes (api/*_call.cpp); nullopt: it has no form.
+// What the shared-memory engine's form of the call writes to a slot,
+// compares with shm_max_bytes and shm_cma_min_bytes, and whether it has a
+// single-copy path (api/*_call.cpp); nullopt: it has no form.
 struct ShmNeed {
   uint64_t slot = 0;
   uint64_t message = 0;
+  bool single_copy = false;
 };
 std::optional<ShmNeed> shm_need(const ExplainCall& c) {
   const uint64_t n = static_cast<uint64_t>(c.ranks);
@@ -48,8 +50,8 @@ std::optional<ShmNeed> shm_need(const ExplainCall& c) {
   if (k == "barrier") return ShmNeed{0, 0};
   if (c.bytes == 0) return std::nullopt;
   if (k == "bcast" || k == "gather" || k == "allgather" || k == "reduce" || k == "allreduce")
-    return ShmNeed{c.bytes, c.bytes};
-  if (k == "scatter" || k == "alltoall") return ShmNeed{c.bytes * n, c.bytes};
+    return ShmNeed{c.bytes, c.bytes, true};
+  if (k == "scatter" || k == "alltoall") return ShmNeed{c.bytes * n, c.bytes, true};
   return std::nullopt;  // allgatherv, alltoallv, reduce_scatter
 }
 
@@ -125,6 +127,8 @@ JobContext context_from_params(int ranks) {
     out.no_segment = "one rank has no segment";
   } else {
     out.segment = true;
+    // Assumed: a job's members find out when its segment is made.
+    out.single_copy = true;
   }
   return out;
 }
@@ -135,6 +139,7 @@ JobContext context_of(const Comm& comm) {
   out.segment = state.shm != nullptr;
   if (state.shm) {
     out.slot_bytes = state.shm->slot_bytes();
+    out.single_copy = state.shm->single_copy();
   } else {
     out.no_segment = state.hosts > 1 ? "its ranks span hosts"
                                      : "shm_collectives is off, or it could not be made";
@@ -152,12 +157,19 @@ std::string shm_refusal(const ExplainCall& call, const JobContext& job) {
     return "the communicator has no shared-memory segment (" +
            (job.no_segment.empty() ? std::string("its ranks span hosts") : job.no_segment) + ")";
   }
-  const uint64_t max_bytes =
-      static_cast<uint64_t>(params::Registry::global().get("shm_max_bytes").as_int);
+  const auto& registry = params::Registry::global();
+  const auto max_bytes = static_cast<uint64_t>(registry.get("shm_max_bytes").as_int);
+  const auto cma_from = static_cast<uint64_t>(registry.get("shm_cma_min_bytes").as_int);
+  // Group::route: single copy from shm_cma_min_bytes, else the slots.
+  if (need->single_copy && job.single_copy && cma_from > 0 && need->message >= cma_from) return {};
   if (need->slot > job.slot_bytes || need->message > max_bytes) {
     return fmt::format(
-        "{} B to a slot and a {} B message exceed shm_slot_bytes {} or shm_max_bytes {}",
-        need->slot, need->message, job.slot_bytes, max_bytes);
+        "{} B to a slot and a {} B message exceed shm_slot_bytes {} or shm_max_bytes {}, and the "
+        "single-copy path {}",
+        need->slot, need->message, job.slot_bytes, max_bytes,
+        !need->single_copy ? "has no form of this collective"
+        : !job.single_copy ? "is off on this segment (CMA did not work at set-up)"
+                           : fmt::format("starts at shm_cma_min_bytes {} (0: never)", cma_from));
   }
   return {};
 }

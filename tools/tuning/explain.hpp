@@ -33,12 +33,13 @@ struct ExplainCall {
 // Where the call runs: what the shared-memory engine has to work with, and
 // the hosts the hierarchical algorithm and the `min_hosts` rows look at.
 struct JobContext {
-  bool segment = false;     // the communicator has a shared-memory segment
-  uint64_t slot_bytes = 0;  // each slot's size
-  std::string no_segment;   // why not, when it has none
-  int hosts = 1;            // distinct hosts of the ranks
-  int ranks_per_node = 0;   // the most ranks on one host (0: all on one, as CallFacts)
-  bool hierarchy = false;   // the communicator has a per-host hierarchy (api/hierarchy.hpp)
+  bool segment = false;      // the communicator has a shared-memory segment
+  uint64_t slot_bytes = 0;   // each slot's size
+  bool single_copy = false;  // the segment's members can read each other's memory (CMA)
+  std::string no_segment;    // why not, when it has none
+  int hosts = 1;             // distinct hosts of the ranks
+  int ranks_per_node = 0;    // the most ranks on one host (0: all on one, as CallFacts)
+  bool hierarchy = false;    // the communicator has a per-host hierarchy (api/hierarchy.hpp)
 };
 
 // Throws grove::Error(usage) for an unknown collective or a size the
@@ -49,7 +50,9 @@ std::string shm_refusal(const ExplainCall& call, const JobContext& job);
 // Why `hier` cannot run the call (empty: it can), as the front ends decide.
 std::string hier_refusal(const ExplainCall& call, const JobContext& job);
 // A hypothetical one-host job: a segment unless shm_collectives is off or
-// there is one rank; slots of shm_slot_bytes; no hierarchy.
+// there is one rank; slots of shm_slot_bytes; the single-copy path assumed
+// to work (a job's members probe it when the segment is made); no
+// hierarchy.
 JobContext context_from_params(int ranks);
 // What `comm` has (in a job).
 JobContext context_of(const Comm& comm);

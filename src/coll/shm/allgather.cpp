@@ -1,5 +1,11 @@
-// Allgather on shared memory: every member copies its block into its slot
-// and publishes, then copies every other member's block out as it appears.
+// Allgather on shared memory.
+// Slots: every member copies its block into its slot and publishes, then
+// copies every other member's block out as it appears.
+// Single copy (docs/shm.md): every member publishes its block where it is
+// (the send buffer, or its own block of the receive buffer in place, which
+// no member writes in this call), copies every other member's block
+// straight into its receive buffer, enters the "consumed" call, and returns
+// once every member has.
 
 #include <cstring>
 
@@ -7,26 +13,62 @@
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
+namespace {
+
+void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                   size_t block, const CallSignature& signature) {
+  const uint64_t call = group.begin();
+  const int rank = group.rank();
+  std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
+  const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
+  group.await_slot_free(call, signature);
+  std::memcpy(group.own_slot(call), input, block);
+  group.publish(call, signature);
+  if (!send.empty()) std::memcpy(mine, input, block);
+  for (int m = 0; m < group.size(); ++m) {
+    if (m == rank) continue;
+    group.await_member(m, call, signature);
+    std::memcpy(recv.data() + static_cast<size_t>(m) * block, group.slot(m, call), block);
+  }
+}
+
+void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                 size_t block, const CallSignature& signature) {
+  const uint64_t call = group.begin();
+  const uint64_t consumed = group.begin();
+  const int rank = group.rank();
+  std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
+  const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
+  group.publish_buffer(call, input, block);
+  group.publish(call, signature);
+  if (!send.empty()) std::memcpy(mine, input, block);
+  for (int m = 0; m < group.size(); ++m) {
+    if (m == rank) continue;
+    group.await_member(m, call, signature);
+    group.pull(m, call, signature, block, 0, recv.subspan(static_cast<size_t>(m) * block, block));
+  }
+  group.publish(consumed, signature);
+  group.await_all(consumed, signature);
+}
+
+}  // namespace
 
 bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv) {
   if (group == nullptr) return false;
   const size_t block = recv.size() / static_cast<size_t>(group->size());
-  if (group == nullptr || block == 0 || !group->fits(block, block)) return false;
+  if (block == 0) return false;
   const CallSignature signature{coll::Collective::allgather, -1, block};
-  const uint64_t call = group->begin();
-  const int rank = group->rank();
-  std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
-  const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
-  group->await_slot_free(call, signature);
-  std::memcpy(group->own_slot(call), input, block);
-  group->publish(call, signature);
-  if (!send.empty()) std::memcpy(mine, input, block);
-  for (int m = 0; m < group->size(); ++m) {
-    if (m == rank) continue;
-    group->await_member(m, call, signature);
-    std::memcpy(recv.data() + static_cast<size_t>(m) * block, group->slot(m, call), block);
+  switch (group->route(block, block, true)) {
+    case Group::Route::none:
+      return false;
+    case Group::Route::slots:
+      through_slots(*group, send, recv, block, signature);
+      return true;
+    case Group::Route::single_copy:
+      single_copy(*group, send, recv, block, signature);
+      return true;
   }
-  return true;
+  return false;
 }
 
 }  // namespace grove::shm

@@ -1,14 +1,17 @@
 // Allreduce on shared memory: every member copies its operand into its slot
 // and publishes. Small vectors: every member then combines all operands in
 // rank order itself. Larger ones (reduce_chunks.hpp): member m combines
-// chunk m, publishes it, and every member gathers the chunks. Either way
-// each element is ((r0 op r1) op r2) ..., the same bits on every rank.
+// chunk m, publishes it, and every member gathers the chunks. From
+// shm_cma_min_bytes the same two phases without the slots
+// (reduce_single_copy.hpp). Each element is ((r0 op r1) op r2) ..., the
+// same bits on every rank and on every path.
 
 #include <cstring>
 
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "coll/shm/reduce_chunks.hpp"
+#include "coll/shm/reduce_single_copy.hpp"
 #include "sched/reduce.hpp"
 
 namespace grove::shm {
@@ -17,12 +20,24 @@ bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byt
                Datatype type, ReduceOp op) {
   if (group == nullptr) return false;
   const size_t bytes = recv.size();
-  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  if (bytes == 0) return false;
+  const Group::Route route = group->route(bytes, bytes, true);
+  if (route == Group::Route::none) return false;
   const CallSignature signature{coll::Collective::allreduce, -1, bytes};
   const uint64_t operands = group->begin();
   const int rank = group->rank();
-  // Empty: in place. The operand goes to the slot before recv is written.
+  // Empty: in place. The operand goes to the slot before recv is written;
+  // on the single-copy path, chunk m of recv is written only after member
+  // m has combined (read) chunk m of every operand.
   const std::byte* input = send.empty() ? recv.data() : send.data();
+  if (route == Group::Route::single_copy) {
+    const uint64_t results = combine_own_chunk(*group, operands, signature, input, bytes, type, op);
+    pull_chunks(*group, results, signature, bytes, type, recv.data());
+    const uint64_t consumed = group->begin();
+    group->publish(consumed, signature);
+    group->await_all(consumed, signature);
+    return true;
+  }
   group->await_slot_free(operands, signature);
   std::memcpy(group->own_slot(operands), input, bytes);
   group->publish(operands, signature);

@@ -1,7 +1,13 @@
-// Alltoall on shared memory: every member copies all its blocks into its
-// slot and publishes; then it takes block `rank` from every member's slot.
-// In place works because the whole send side is in the slot before any
-// block of the buffer is overwritten.
+// Alltoall on shared memory.
+// Slots: every member copies all its blocks into its slot and publishes;
+// then it takes block `rank` from every member's slot. In place works
+// because the whole send side is in the slot before any block of the
+// buffer is overwritten.
+// Single copy (docs/shm.md): every member publishes its send buffer; it
+// copies block `rank` of every other member's straight into its receive
+// buffer, enters the "consumed" call, and returns once every member has. In
+// place, the buffer others read is the one this member writes: its send
+// side is first copied to a scratch buffer, which is published instead.
 
 #include <cstring>
 
@@ -9,29 +15,71 @@
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
+namespace {
+
+void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                   size_t block, const CallSignature& signature) {
+  const size_t all = recv.size();
+  const uint64_t call = group.begin();
+  const auto rank = static_cast<size_t>(group.rank());
+  const std::byte* input = send.empty() ? recv.data() : send.data();  // empty: in place
+  group.await_slot_free(call, signature);
+  std::memcpy(group.own_slot(call), input, all);
+  group.publish(call, signature);
+  for (int m = 0; m < group.size(); ++m) {
+    std::byte* to = recv.data() + static_cast<size_t>(m) * block;
+    if (static_cast<size_t>(m) == rank) {
+      std::memcpy(to, group.own_slot(call) + rank * block, block);
+    } else {
+      group.await_member(m, call, signature);
+      std::memcpy(to, group.slot(m, call) + rank * block, block);
+    }
+  }
+}
+
+void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                 size_t block, const CallSignature& signature) {
+  const size_t all = recv.size();
+  const uint64_t call = group.begin();
+  const uint64_t consumed = group.begin();
+  const auto rank = static_cast<size_t>(group.rank());
+  const std::byte* input = send.data();
+  if (send.empty()) {  // in place; the own block stays where it is
+    std::byte* copy = group.scratch(all);
+    std::memcpy(copy, recv.data(), all);
+    input = copy;
+  }
+  group.publish_buffer(call, input, all);
+  group.publish(call, signature);
+  if (!send.empty()) std::memcpy(recv.data() + rank * block, input + rank * block, block);
+  for (int m = 0; m < group.size(); ++m) {
+    if (static_cast<size_t>(m) == rank) continue;
+    group.await_member(m, call, signature);
+    group.pull(m, call, signature, all, rank * block,
+               recv.subspan(static_cast<size_t>(m) * block, block));
+  }
+  group.publish(consumed, signature);
+  group.await_all(consumed, signature);
+}
+
+}  // namespace
 
 bool alltoall(Group* group, std::span<const std::byte> send, std::span<std::byte> recv) {
   if (group == nullptr) return false;
-  const size_t all = recv.size();
-  const size_t block = all / static_cast<size_t>(group->size());
-  if (group == nullptr || block == 0 || !group->fits(all, block)) return false;
+  const size_t block = recv.size() / static_cast<size_t>(group->size());
+  if (block == 0) return false;
   const CallSignature signature{coll::Collective::alltoall, -1, block};
-  const uint64_t call = group->begin();
-  const auto rank = static_cast<size_t>(group->rank());
-  const std::byte* input = send.empty() ? recv.data() : send.data();  // empty: in place
-  group->await_slot_free(call, signature);
-  std::memcpy(group->own_slot(call), input, all);
-  group->publish(call, signature);
-  for (int m = 0; m < group->size(); ++m) {
-    std::byte* to = recv.data() + static_cast<size_t>(m) * block;
-    if (static_cast<size_t>(m) == rank) {
-      std::memcpy(to, group->own_slot(call) + rank * block, block);
-    } else {
-      group->await_member(m, call, signature);
-      std::memcpy(to, group->slot(m, call) + rank * block, block);
-    }
+  switch (group->route(recv.size(), block, true)) {
+    case Group::Route::none:
+      return false;
+    case Group::Route::slots:
+      through_slots(*group, send, recv, block, signature);
+      return true;
+    case Group::Route::single_copy:
+      single_copy(*group, send, recv, block, signature);
+      return true;
   }
-  return true;
+  return false;
 }
 
 }  // namespace grove::shm

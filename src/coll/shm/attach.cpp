@@ -9,11 +9,14 @@
 // 2. rank 0 creates the object, sizes it, maps it, writes the header, and
 //    says whether it could;
 // 3. every other member maps it and checks the header, and all say
-//    whether they could.
+//    whether they could, and whether they could read every other member's
+//    memory with process_vm_readv (the single-copy path: shm/cma.hpp; each
+//    member said in exchange 1 where its probe word is).
 // Then every member unlinks the name (the mappings live on: nothing is left
 // in /dev/shm whatever happens to the job later). Any failure leaves the
 // communicator without a segment on every member alike: its calls take the
-// schedule path.
+// schedule path. A failed probe leaves it without the single-copy path on
+// every member alike (calls then use the slots or the schedule path).
 //
 // Invariant: what this function created or mapped is unlinked and unmapped
 // on every way out of it, an exception from an exchange included (a member
@@ -38,6 +41,7 @@
 #include <fmt/format.h>
 
 #include "bootstrap/job_identity.hpp"
+#include "coll/shm/cma.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
 
@@ -55,11 +59,23 @@ const params::BytesParam shm_slot_bytes{
     "bytes of each of a rank's two shared-memory slots; a call uses the segment only if what a "
     "rank writes (a block, or all blocks for scatter and alltoall) fits"};
 
-// Rank 0's announcement (exchange 1).
+// Exchange 1: rank 0's announcement, and where every member's probe word is.
 struct Announcement {
   uint64_t slot_bytes = 0;
   char name[64] = {};  // job::segment_name(): carries its maker's identity
+  ProbeTarget probe;   // every member's own
 };
+
+// Exchange 3: whether the member mapped the segment, and what it found
+// when it read the other members' probe words.
+struct Mapping {
+  int32_t mapped = 0;
+  int32_t reserved = 0;
+  ProbeResult probe;
+};
+
+// The reason CMA is off is printed once per process, not per communicator.
+std::atomic<bool> cma_off_printed{false};
 
 // Segments this process has named: the last part of every name, so that no
 // two set-ups in one process (two sessions, one after the other, reuse
@@ -190,6 +206,7 @@ std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
 
   // 1. The name, before the object exists.
   Announcement mine;
+  mine.probe = own_probe_target();
   if (leader) {
     mine.slot_bytes = shm_slot_bytes.get();
     const std::string name = job::segment_name(comm.context, segments_named.fetch_add(1));
@@ -198,7 +215,9 @@ std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
   }
   // Bytes from another process: terminate the name and bound the size
   // before using either.
-  Announcement announced = exchange_records(comm, mine, "shared-memory segment (name)")[0];
+  const std::vector<Announcement> announcements =
+      exchange_records(comm, mine, "shared-memory segment (name)");
+  Announcement announced = announcements[0];
   announced.name[sizeof(announced.name) - 1] = '\0';
   const std::string name = announced.name;
   const bool sane = segment_name_form(name) && name.size() < sizeof(announced.name) - 1 &&
@@ -225,9 +244,22 @@ std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
           fmt::format("rank 0 announced '{}' with slots of {} bytes", name, announced.slot_bytes);
     }
   }
-  const int32_t mapped = hold.mapped.error.empty() ? 1 : 0;
-  if (!all_ok(exchange_records(comm, mapped, "shared-memory segment (mapped)"))) {
-    if (mapped == 0) {
+  std::vector<ProbeTarget> targets;
+  for (const Announcement& a : announcements)
+    targets.push_back(a.probe);
+  Mapping mapping;
+  mapping.mapped = hold.mapped.error.empty() ? 1 : 0;
+  mapping.probe = probe_peers(targets, comm.rank);
+  const std::vector<Mapping> mappings =
+      exchange_records(comm, mapping, "shared-memory segment (mapped)");
+  std::vector<int32_t> mapped;
+  std::vector<ProbeResult> probes;
+  for (const Mapping& m : mappings) {
+    mapped.push_back(m.mapped);
+    probes.push_back(m.probe);
+  }
+  if (!all_ok(mapped)) {
+    if (mapping.mapped == 0) {
       fmt::print(stderr, "grove: rank {}: shared-memory collectives off: {}\n", comm.rank,
                  hold.mapped.error);
     }
@@ -236,6 +268,15 @@ std::shared_ptr<Group> attach(const AttachContext& comm, bool same_host) {
   auto group = std::make_shared<Group>(comm.rank, comm.size, *comm.transport, comm.first_departed,
                                        hold.mapped.base, hold.mapped.length, announced.slot_bytes);
   hold.mapped.base = nullptr;  // the Group unmaps it
+  const CmaVerdict verdict = cma_verdict(probes);
+  if (verdict.on) {
+    std::vector<pid_t> pids;
+    for (const ProbeTarget& t : targets)
+      pids.push_back(t.pid);
+    group->enable_single_copy(std::move(pids));
+  } else if (leader && !cma_off_printed.exchange(true)) {
+    fmt::print(stderr, "grove: single-copy shared-memory path (CMA) off: {}\n", verdict.reason);
+  }
   return group;
 }
 

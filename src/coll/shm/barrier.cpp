@@ -8,7 +8,6 @@ namespace grove::shm {
 
 bool barrier(Group* group) {
   if (group == nullptr) return false;
-  if (group == nullptr) return false;
   const CallSignature signature{coll::Collective::barrier, -1, 0};
   const uint64_t call = group->begin();
   group->publish(call, signature);

@@ -1,6 +1,10 @@
-// Bcast on shared memory: the root copies the message into its slot and
-// publishes; every other member waits for the root and copies it out. The
-// root returns at once (its buffer is free again).
+// Bcast on shared memory.
+// Slots: the root copies the message into its slot and publishes; every
+// other member waits for the root and copies it out. The root returns at
+// once (its buffer is free again).
+// Single copy (docs/shm.md): the root publishes its buffer; every other
+// member copies straight out of it into its own and enters the "consumed"
+// call; the root returns once all have.
 
 #include <cstring>
 
@@ -8,23 +12,57 @@
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
+namespace {
+
+void through_slots(Group& group, std::span<std::byte> buffer, int root,
+                   const CallSignature& signature) {
+  const uint64_t call = group.begin();
+  if (group.rank() == root) {
+    group.await_slot_free(call, signature);
+    std::memcpy(group.own_slot(call), buffer.data(), buffer.size());
+    group.publish(call, signature);
+  } else {
+    group.publish(call, signature);
+    group.await_member(root, call, signature);
+    std::memcpy(buffer.data(), group.slot(root, call), buffer.size());
+  }
+}
+
+void single_copy(Group& group, std::span<std::byte> buffer, int root,
+                 const CallSignature& signature) {
+  const uint64_t call = group.begin();
+  const uint64_t consumed = group.begin();
+  if (group.rank() == root) {
+    group.publish_buffer(call, buffer.data(), buffer.size());
+    group.publish(call, signature);
+    group.publish(consumed, signature);
+    group.await_all(consumed, signature);
+  } else {
+    group.publish(call, signature);
+    group.await_member(root, call, signature);
+    group.pull(root, call, signature, buffer.size(), 0, buffer);
+    group.publish(consumed, signature);
+  }
+}
+
+}  // namespace
 
 bool bcast(Group* group, std::span<std::byte> buffer, int root) {
   if (group == nullptr) return false;
   const size_t bytes = buffer.size();
-  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  if (bytes == 0) return false;
   const CallSignature signature{coll::Collective::bcast, root, bytes};
-  const uint64_t call = group->begin();
-  if (group->rank() == root) {
-    group->await_slot_free(call, signature);
-    std::memcpy(group->own_slot(call), buffer.data(), bytes);
-    group->publish(call, signature);
-  } else {
-    group->publish(call, signature);
-    group->await_member(root, call, signature);
-    std::memcpy(buffer.data(), group->slot(root, call), bytes);
+  switch (group->route(bytes, bytes, true)) {
+    case Group::Route::none:
+      return false;
+    case Group::Route::slots:
+      through_slots(*group, buffer, root, signature);
+      return true;
+    case Group::Route::single_copy:
+      single_copy(*group, buffer, root, signature);
+      return true;
   }
-  return true;
+  return false;
 }
 
 }  // namespace grove::shm

@@ -1,9 +1,10 @@
 #pragma once
-// Small blocking collectives through a communicator's shared-memory segment
-// (coll/shm/group.hpp), one file each. Each runs the call and returns true,
-// or returns false having touched nothing when the call does not take this
-// path (no segment: `group` null, an empty message, or larger than shm_max_bytes / the
-// slots): the caller then runs its schedule. Arguments are validated by the
+// Blocking collectives through a communicator's shared-memory segment
+// (coll/shm/group.hpp), one file each: small ones through the slots, from
+// shm_cma_min_bytes by the single-copy path. Each runs the call and returns
+// true, or returns false having touched nothing when the call does not take
+// this path (no segment: `group` null, an empty message, or neither path
+// takes it: Group::route): the caller then runs its schedule. Arguments are validated by the
 // caller (the front ends in coll/*_call.cpp) and their lengths are those of
 // the matching schedule-path call; an empty `send` means in place where the
 // collective has an in-place form.

@@ -1,6 +1,10 @@
-// Gather on shared memory: every member but the root copies its block into
-// its slot and publishes; the root copies each block out as its member
-// publishes.
+// Gather on shared memory.
+// Slots: every member but the root copies its block into its slot and
+// publishes; the root copies each block out as its member publishes.
+// Single copy (docs/shm.md): every member but the root publishes its send
+// buffer; the root copies each block straight into its receive buffer as
+// its member publishes, then enters the "consumed" call; the others return
+// once the root has.
 
 #include <cstring>
 
@@ -8,30 +12,73 @@
 #include "coll/shm/group.hpp"
 
 namespace grove::shm {
+namespace {
 
-bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  if (group == nullptr) return false;
+void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                   int root, const CallSignature& signature) {
   const size_t block = send.size();
-  if (group == nullptr || block == 0 || !group->fits(block, block)) return false;
-  const CallSignature signature{coll::Collective::gather, root, block};
-  const uint64_t call = group->begin();
-  if (group->rank() != root) {
-    group->await_slot_free(call, signature);
-    std::memcpy(group->own_slot(call), send.data(), block);
-    group->publish(call, signature);
-    return true;
+  const uint64_t call = group.begin();
+  if (group.rank() != root) {
+    group.await_slot_free(call, signature);
+    std::memcpy(group.own_slot(call), send.data(), block);
+    group.publish(call, signature);
+    return;
   }
-  group->publish(call, signature);
-  for (int m = 0; m < group->size(); ++m) {
+  group.publish(call, signature);
+  for (int m = 0; m < group.size(); ++m) {
     std::byte* to = recv.data() + static_cast<size_t>(m) * block;
     if (m == root) {
       std::memcpy(to, send.data(), block);
     } else {
-      group->await_member(m, call, signature);
-      std::memcpy(to, group->slot(m, call), block);
+      group.await_member(m, call, signature);
+      std::memcpy(to, group.slot(m, call), block);
     }
   }
-  return true;
+}
+
+void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                 const CallSignature& signature) {
+  const size_t block = send.size();
+  const uint64_t call = group.begin();
+  const uint64_t consumed = group.begin();
+  if (group.rank() != root) {
+    group.publish_buffer(call, send.data(), block);
+    group.publish(call, signature);
+    group.publish(consumed, signature);
+    group.await_member(root, consumed, signature);
+    return;
+  }
+  group.publish(call, signature);
+  for (int m = 0; m < group.size(); ++m) {
+    const std::span<std::byte> to = recv.subspan(static_cast<size_t>(m) * block, block);
+    if (m == root) {
+      std::memcpy(to.data(), send.data(), block);
+    } else {
+      group.await_member(m, call, signature);
+      group.pull(m, call, signature, block, 0, to);
+    }
+  }
+  group.publish(consumed, signature);
+}
+
+}  // namespace
+
+bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
+  if (group == nullptr) return false;
+  const size_t block = send.size();
+  if (block == 0) return false;
+  const CallSignature signature{coll::Collective::gather, root, block};
+  switch (group->route(block, block, true)) {
+    case Group::Route::none:
+      return false;
+    case Group::Route::slots:
+      through_slots(*group, send, recv, root, signature);
+      return true;
+    case Group::Route::single_copy:
+      single_copy(*group, send, recv, root, signature);
+      return true;
+  }
+  return false;
 }
 
 }  // namespace grove::shm

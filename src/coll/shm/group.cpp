@@ -5,12 +5,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "coll/shm/cma.hpp"
 #include "coll/shm/collectives.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
@@ -87,8 +90,12 @@ Group::~Group() {
   ::munmap(base_, length_);
 }
 
-bool Group::fits(size_t slot_need, size_t message_bytes) const {
-  return slot_need <= slot_bytes_ && message_bytes <= shm_max_bytes.get();
+Group::Route Group::route(size_t slot_need, size_t message_bytes, bool has_single_copy) const {
+  const size_t cma_from = cma_min_bytes();
+  if (has_single_copy && single_copy() && cma_from > 0 && message_bytes >= cma_from)
+    return Route::single_copy;
+  if (slot_need <= slot_bytes_ && message_bytes <= shm_max_bytes.get()) return Route::slots;
+  return Route::none;
 }
 
 std::byte* Group::slot_of(int member, uint64_t call) const {
@@ -127,6 +134,49 @@ void Group::await_all(uint64_t call, const CallSignature& signature) {
   for (int m = 0; m < size_; ++m) {
     if (m != rank_) await_member(m, call, signature);
   }
+}
+
+void Group::publish_buffer(uint64_t call, const void* address, size_t bytes) {
+  ControlLine::Buffer& buffer = lines_[rank_].buffer[call & 1];
+  // Relaxed: publish()'s store of `entered` orders them before it.
+  buffer.address.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
+  buffer.bytes.store(bytes, std::memory_order_relaxed);
+}
+
+void Group::pull(int member, uint64_t call, const CallSignature& signature, size_t published,
+                 size_t offset, std::span<std::byte> to) {
+  const ControlLine::Buffer& buffer = lines_[member].buffer[call & 1];
+  const uint64_t address = buffer.address.load(std::memory_order_relaxed);
+  const uint64_t length = buffer.bytes.load(std::memory_order_relaxed);
+  // Bytes from another process: the signature compares sizes modulo 2^24
+  // only, and a buffer of another length is another call.
+  if (length != published) {
+    throw Error(Errc::mismatch,
+                fmt::format("rank {}: {} on shared memory (call {}): rank {} published a buffer of "
+                            "{} B for it, this rank expects {} B; every rank must call the same "
+                            "collectives with matching sizes",
+                            rank_, signature.describe(), call, member, length, published));
+  }
+  const PeerRead read = read_peer(pids_[static_cast<size_t>(member)], address + offset, to);
+  if (read.error == 0) return;
+  if (read.error == ESRCH) {
+    throw Error(Errc::peer_failed,
+                fmt::format("rank {}: {} on shared memory (call {}): rank {} departed (its "
+                            "process is gone: process_vm_readv of its buffer: {})",
+                            rank_, signature.describe(), call, member, std::strerror(ESRCH)));
+  }
+  throw Error(
+      Errc::transport,
+      fmt::format("rank {}: {} on shared memory (call {}): reading {} B of rank {}'s buffer "
+                  "(pid {}, address {:#x}) with process_vm_readv: {} after {} B",
+                  rank_, signature.describe(), call, to.size(), member,
+                  pids_[static_cast<size_t>(member)], address + offset, read_error_text(read.error),
+                  read.done));
+}
+
+std::byte* Group::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
 }
 
 void Group::check_signature(int member, uint64_t call, const CallSignature& signature) const {

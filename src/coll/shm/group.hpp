@@ -17,6 +17,18 @@
 // - Call k uses slot buffer k % 2. A writer of call k first waits until
 //   every member has entered call k-1: then every reader of call k-2, the
 //   previous user of that buffer, is done with it.
+// - A call on the single-copy path (CMA, shm/cma.hpp) takes two numbers
+//   (a reduction three: reduce_single_copy.hpp):
+//   in call k the owners of data publish their buffer's address and length,
+//   readers copy straight out of the owners' buffers, and a member enters
+//   call k+1 ("consumed") once it has copied all it reads; an owner returns
+//   only when every reader has entered k+1 (its buffer stays valid until
+//   then). Such a call uses no slot, so the rule above holds across it.
+// - Which path a call takes (none, slots, single copy) depends only on its
+//   shape, the parameters and what every member agreed on when the segment
+//   was made (route()), so every member decides alike.
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -51,6 +63,14 @@ struct alignas(64) ControlLine {
   std::atomic<uint64_t> signature[2] = {0, 0};
   std::atomic<uint32_t> wake{0};      // futex word, bumped when sleepers wait
   std::atomic<uint32_t> sleepers{0};  // members blocked on `wake`
+  // Single-copy path, by call parity: the buffer this member owns in that
+  // call, in its own address space; written before `entered`, read after
+  // it (a reduction publishes its operand in one call and its combined
+  // chunk in the next while others may still read the first).
+  struct Buffer {
+    std::atomic<uint64_t> address{0};
+    std::atomic<uint64_t> bytes{0};
+  } buffer[2];
 };
 static_assert(sizeof(ControlLine) == 64);
 
@@ -63,7 +83,7 @@ struct alignas(64) SegmentHeader {
 };
 
 inline constexpr uint64_t kSegmentMagic = 0x6d68732d65766f72;  // "rove-shm"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;                 // 2: the single-copy fields
 
 // Bytes of a segment for `members` ranks with slots of `slot_bytes`.
 size_t segment_length(int members, size_t slot_bytes);
@@ -87,10 +107,24 @@ class Group {
   int size() const { return size_; }
   size_t slot_bytes() const { return slot_bytes_; }
 
-  // Whether a call that writes `slot_need` bytes into a slot and moves
-  // messages of `message_bytes` takes this path (shm_max_bytes). Depends
-  // only on its arguments and parameters, so every member decides alike.
-  bool fits(size_t slot_need, size_t message_bytes) const;
+  // How a call runs on this segment: not at all, through the slots, or by
+  // the single-copy path.
+  enum class Route { none, slots, single_copy };
+  // The route of a call that writes `slot_need` bytes into a slot on the
+  // slot path and moves messages (blocks) of `message_bytes`; `has_single_copy`:
+  // the collective has a single-copy form. Single copy from
+  // shm_cma_min_bytes when the members agreed that CMA works (regardless of
+  // shm_max_bytes and the slots), else the slots if the call fits them
+  // (shm_max_bytes). Depends only on its arguments, the parameters and the
+  // members' agreement, so every member decides alike.
+  Route route(size_t slot_need, size_t message_bytes, bool has_single_copy) const;
+  bool fits(size_t slot_need, size_t message_bytes, bool has_single_copy) const {
+    return route(slot_need, message_bytes, has_single_copy) != Route::none;
+  }
+  // Whether the members agreed, when the segment was made, that each can
+  // read every other's memory (process_vm_readv), and the pids to read.
+  bool single_copy() const { return !pids_.empty(); }
+  void enable_single_copy(std::vector<pid_t> pids) { pids_ = std::move(pids); }
 
   // The next call's number.
   uint64_t begin() { return ++calls_; }
@@ -109,6 +143,20 @@ class Group {
   void await_member(int member, uint64_t call, const CallSignature& signature);
   // await_member for every other member.
   void await_all(uint64_t call, const CallSignature& signature);
+
+  // Single copy: the buffer this member owns in `call` (before publishing
+  // it).
+  void publish_buffer(uint64_t call, const void* address, size_t bytes);
+  // Copies `to.size()` bytes at `offset` of the buffer `member` published
+  // in `call` (after await_member) into `to`. Errc::mismatch if that
+  // buffer is not `published` bytes long (the signature compares sizes
+  // modulo 2^24 only), Errc::peer_failed if the member's process is gone,
+  // Errc::transport for any other failed or short read; each message names
+  // the member, the call and the cause.
+  void pull(int member, uint64_t call, const CallSignature& signature, size_t published,
+            size_t offset, std::span<std::byte> to);
+  // This member's scratch buffer of at least `bytes` (kept between calls).
+  std::byte* scratch(size_t bytes);
 
  private:
   std::byte* slot_of(int member, uint64_t call) const;
@@ -130,6 +178,8 @@ class Group {
   ControlLine* lines_;
   std::byte* slots_;
   uint64_t calls_ = 0;
+  std::vector<pid_t> pids_;  // by member; empty: no single-copy path
+  std::vector<std::byte> scratch_;
 };
 
 // What attach needs of the communicator it serves.

@@ -2,14 +2,16 @@
 // its operand into its slot and publishes; the root combines the operands
 // in rank order as they appear, its own read from its send buffer. Larger
 // ones (reduce_chunks.hpp): every member publishes its operand, member m
-// combines chunk m, and the root gathers the chunks. Either way each
-// element is ((r0 op r1) op r2) ...
+// combines chunk m, and the root gathers the chunks; from
+// shm_cma_min_bytes the same without the slots (reduce_single_copy.hpp).
+// Each element is ((r0 op r1) op r2) ... on every path.
 
 #include <cstring>
 
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "coll/shm/reduce_chunks.hpp"
+#include "coll/shm/reduce_single_copy.hpp"
 #include "sched/reduce.hpp"
 
 namespace grove::shm {
@@ -39,10 +41,24 @@ bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> 
             ReduceOp op, int root) {
   if (group == nullptr) return false;
   const size_t bytes = send.size();
-  if (group == nullptr || bytes == 0 || !group->fits(bytes, bytes)) return false;
+  if (bytes == 0) return false;
+  const Group::Route route = group->route(bytes, bytes, true);
+  if (route == Group::Route::none) return false;
   const CallSignature signature{coll::Collective::reduce, root, bytes};
   const uint64_t operands = group->begin();
   const bool at_root = group->rank() == root;
+
+  if (route == Group::Route::single_copy) {
+    const uint64_t results =
+        combine_own_chunk(*group, operands, signature, send.data(), bytes, type, op);
+    if (at_root) pull_chunks(*group, results, signature, bytes, type, recv.data());
+    // The root has read every combined chunk once it enters `consumed`
+    // (and every member has read its chunk of every operand before that).
+    const uint64_t consumed = group->begin();
+    group->publish(consumed, signature);
+    if (!at_root) group->await_member(root, consumed, signature);
+    return true;
+  }
 
   if (bytes >= split_reduction_bytes()) {
     group->await_slot_free(operands, signature);

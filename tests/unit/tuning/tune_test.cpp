@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "core/params.hpp"
 #include "grove/error.hpp"
 #include "model/segment.hpp"
 #include "tuning/candidates.hpp"
@@ -105,15 +106,38 @@ TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   // Scatter's root copies every block in: s + c(P m) + c(m).
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("scatter", 4, 1024, m), "shm").predicted_us,
                    1 + (0.1 + 1.0) + (0.1 + 0.25));
-  // Beyond shm_max_bytes (256 KiB) the engine is no candidate; without host
-  // terms it is none anywhere.
-  for (const Candidate& c : rank_candidates("bcast", 4, 1 << 20, m))
-    EXPECT_NE(c.spec.name, "shm");
+  // From shm_cma_min_bytes (64 KiB) the single-copy path: two publishes and
+  // one copy per reader (bcast, scatter), P copies (gather, allgather,
+  // alltoall), past shm_max_bytes (256 KiB).
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("bcast", 4, 1 << 20, m), "shm").predicted_us,
+                   2 + (0.1 + 256));
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("bcast", 4, 65536, m), "shm").predicted_us,
+                   2 + (0.1 + 16));
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("scatter", 4, 65536, m), "shm").predicted_us,
+                   2 + (0.1 + 16));
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("alltoall", 4, 1 << 20, m), "shm").predicted_us,
+                   2 + 4 * (0.1 + 256));
+  // Just below it, the slots: s + c(m) + P c(m) for gather.
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("gather", 4, 65532, m), "shm").predicted_us,
+                   1 + 5 * (0.1 + 65532.0 / 4096));
+  // Reductions: chunk m of every operand, then every combined chunk, three
+  // publishes.
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("allreduce", 4, 1 << 20, m), "shm").predicted_us,
+                   3 + 8 * (0.1 + 64));
+  // Beyond shm_max_bytes with the path off the engine is no candidate;
+  // without host terms it is none anywhere.
+  {
+    params::ScopedSet off("shm_cma_min_bytes", "0");
+    for (const Candidate& c : rank_candidates("bcast", 4, 1 << 20, m))
+      EXPECT_NE(c.spec.name, "shm");
+  }
   for (const Candidate& c : rank_candidates("bcast", 4, 1024, linear_model()))
     EXPECT_NE(c.spec.name, "shm");
 }
 
 TEST(Tune, ShmRowsAreFollowedByTheFastestScheduleForCallsShmCannotTake) {
+  // Without the single-copy path, shm cannot take 1 MiB.
+  params::ScopedSet off("shm_cma_min_bytes", "0");
   const coll::PortModel m = model_with_host_terms();
   Tuning t = tune(make_grid("4", "1KiB,1MiB", {"bcast"}), m);
   ASSERT_EQ(t.cells.size(), 2u);
