@@ -15,7 +15,7 @@ namespace grove::shm {
 namespace {
 
 const params::BytesParam shm_cma_min_bytes{
-    "shm_cma_min_bytes", 65536, 0, uint64_t{1} << 40,
+    "shm_cma_min_bytes", 512 * 1024, 0, uint64_t{1} << 40,
     "blocking bcast, scatter, gather, allgather, alltoall, reduce and allreduce on one host whose "
     "message (block, vector) is at least this many bytes are copied once, straight between the "
     "ranks' buffers "

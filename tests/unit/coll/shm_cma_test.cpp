@@ -171,7 +171,8 @@ TEST(ShmCmaRoute, SingleCopyFromTheThresholdWhereAgreedElseTheSlots) {
   Members without(false);
   const Group& g = *with.group[0];
   using Route = Group::Route;
-  // Default threshold 64 KiB: not bounded by shm_max_bytes or the slots.
+  // From the threshold (64 KiB here): not bounded by shm_max_bytes or the slots.
+  params::ScopedSet from("shm_cma_min_bytes", "65536");
   EXPECT_EQ(g.route(size_t{1} << 30, size_t{1} << 30, true), Route::single_copy);
   EXPECT_EQ(g.route(65536, 65536, true), Route::single_copy);
   EXPECT_EQ(g.route(65535, 65535, true), Route::none);

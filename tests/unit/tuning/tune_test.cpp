@@ -95,6 +95,7 @@ coll::PortModel model_with_host_terms() {
 }
 
 TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
+  params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
   const coll::PortModel m = model_with_host_terms();
   const std::vector<Candidate> ranked = rank_candidates("bcast", 4, 1024, m);
   const double u = kG0 + 1024 * kG;
