@@ -44,7 +44,7 @@ struct Profile {
   double send_bytes = 0;
   size_t intra_node_sends = 0;
   size_t peak_sends = 0, peak_recvs = 0, peak_ready = 0, peak_window = 0;
-  size_t streams = 0;         // (peer, channel) pairs it receives on, at most peak_recvs at once
+  size_t streams = 0;         // peers it receives from, at most peak_recvs at once
   size_t schedule_bytes = 0;  // the schedule and its StepGraph
 };
 
@@ -55,7 +55,7 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
   p.steps = n;
   p.deps = s.deps.size();
   const int node = rank / config.ranks_per_node;
-  std::set<std::pair<int, int>> streams;
+  std::set<int> streams;
   for (const sched::Step& step : s.steps) {
     if (step.kind == sched::Kind::send) {
       ++p.sends;
@@ -63,7 +63,7 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
       if (step.peer / config.ranks_per_node == node) ++p.intra_node_sends;
     } else if (step.kind == sched::Kind::recv) {
       ++p.recvs;
-      streams.emplace(step.peer, step.channel);
+      streams.insert(step.peer);
     }
   }
   p.schedule_bytes = sizeof(sched::Schedule) + n * sizeof(sched::Step) +

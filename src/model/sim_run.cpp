@@ -59,7 +59,7 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
       result.completion = at;
     }
     run.reset();
-    --remaining;
+    if (--remaining == 0 || failure) world.stop();
   };
 
   const Tag base_tag = tag::make(1, 0, tag::Topology::none, 0, 0);
@@ -87,13 +87,13 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
   for (int rank = 0; rank < job.size; ++rank)
     runs[static_cast<size_t>(rank)]->start();
   result.build_seconds = seconds_since(wall_start);
-  world.set_activity_observer(finish);
+  using Finish = decltype(finish);
+  world.set_activity_observer([](void* f, int rank) { (*static_cast<Finish*>(f))(rank); }, &finish);
   for (int rank = 0; rank < job.size; ++rank)
     finish(rank);
 
-  // The progress callback's clock is read every kCheckEvery events only.
-  constexpr uint32_t kCheckEvery = 1u << 16;
-  uint32_t countdown = kCheckEvery;
+  // Progress is looked at between batches of kCheckEvery events.
+  constexpr uint64_t kCheckEvery = 1u << 16;
   const auto sim_start = std::chrono::steady_clock::now();
   double next_report = options.progress_seconds;
   auto report = [&] {
@@ -103,16 +103,14 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
     options.progress(SimProgress{world.now(), world.stats().events, result.estimate.events,
                                  job.size - static_cast<int>(remaining), job.size, wall});
   };
-  world.run_until(
-      [&] {
-        if (options.progress && --countdown == 0) {
-          countdown = kCheckEvery;
-          report();
-        }
-        return remaining == 0 || failure.has_value();
-      },
-      options.virtual_limit);
-  world.set_activity_observer(nullptr);
+  // finish() stops the world once every rank is done or one failed; a batch
+  // that ends early otherwise found nothing left before the virtual limit.
+  while (remaining > 0 && !failure) {
+    const uint64_t processed = world.run_some(kCheckEvery, options.virtual_limit);
+    if (remaining == 0 || failure || processed < kCheckEvery) break;
+    if (options.progress) report();
+  }
+  world.set_activity_observer(nullptr, nullptr);
   if (failure) throw Error(failure->code(), fmt::format("{}: {}", job.what, failure->what()));
   if (remaining > 0) {
     int stuck = 0;

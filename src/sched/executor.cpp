@@ -80,8 +80,12 @@ struct Execution::State {
   Buffers buffers;
   Tag base_tag = 0;
   // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
-  // schedule built for this rank.
+  // schedule built for this rank. With a shift, the symmetry's block
+  // layout, read by region_of.
   int shift = 0;
+  const size_t* layout_offsets = nullptr;
+  const size_t* layout_lengths = nullptr;
+  size_t layout_blocks = 0;
   // Not cleared between executions of a pooled state: a schedule writes a
   // scratch byte before it reads it (every collective's tests pass with
   // scratch filled with garbage at each start).
@@ -199,8 +203,22 @@ struct Execution::State {
     const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
     return peer >= schedule->symmetry.size ? peer - schedule->symmetry.size : peer;
   }
+  // prepare() checked every step as this rank runs it (validate_steps, or
+  // the relabel summary for every shift), so a marked region of one block
+  // moves here without the checks relabel_region makes; it equals
+  // relabel_region's result (a span of one block ends where it starts). A
+  // span of several blocks takes the checked path.
   Region region_of(const Region& raw) const {
-    return shift == 0 || raw.mark == Mark::none ? raw : relabel_region(*schedule, raw, shift);
+    if (shift == 0 || raw.mark == Mark::none) return raw;
+    if (raw.mark == Mark::block && raw.span != 1) return relabel_region(*schedule, raw, shift);
+    size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
+    if (moved >= layout_blocks) moved -= layout_blocks;
+    Region out = raw;
+    out.block = static_cast<uint32_t>(moved);
+    out.length = layout_lengths[moved];
+    if (raw.mark == Mark::block)
+      out.offset = raw.offset - layout_offsets[raw.block] + layout_offsets[moved];
+    return out;
   }
 
   std::string where(StepId id) const {
@@ -271,11 +289,20 @@ struct Execution::State {
       prepared = wanted;
     }
     shift = wanted_shift;
+    const Symmetry& sym = schedule->symmetry;
+    layout_offsets = sym.offsets.data();
+    layout_lengths = sym.lengths.data();
+    layout_blocks = sym.offsets.size();
     cells.reset(*graph);
   }
 
   void make_ready(StepId id) {
     cells.set(id, StepCells::kReady);
+    queue_ready(id);
+  }
+
+  // Queues a step whose cell says ready.
+  void queue_ready(StepId id) {
     switch (schedule->steps[id].kind) {
       case Kind::send:
         ready_sends.push(id);
@@ -295,7 +322,7 @@ struct Execution::State {
     const StepGraph& g = *graph;
     for (uint32_t i = g.dependents_begin[id]; i < g.dependents_begin[id + 1]; ++i) {
       const StepId next = g.dependents[i];
-      if (cells.satisfy_one(next)) make_ready(next);
+      if (cells.satisfy_one(next)) queue_ready(next);
     }
   }
 

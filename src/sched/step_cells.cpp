@@ -15,11 +15,6 @@ constexpr size_t kMaxChunkCells = 4096;
 
 }  // namespace
 
-uint8_t* StepCells::released() {
-  static uint8_t marker;
-  return &marker;
-}
-
 StepCells::~StepCells() {
   free_all();
 }
@@ -42,6 +37,7 @@ size_t StepCells::chunk_cells_for(size_t steps) {
 void StepCells::reset(const StepGraph& graph) {
   graph_ = &graph;
   const size_t n = graph.size();
+  steps_ = n;
   chunk_cells_ = chunk_cells_for(n);
   shift_ = static_cast<uint32_t>(std::countr_zero(chunk_cells_));
   mask_ = static_cast<uint32_t>(chunk_cells_ - 1);
@@ -60,11 +56,6 @@ void StepCells::reset(const StepGraph& graph) {
   chunks_.assign(count, nullptr);
   done_.assign(count, 0);
   big_.clear();
-}
-
-size_t StepCells::steps_in(size_t chunk) const {
-  const size_t first = chunk << shift_;
-  return std::min(chunk_cells_, graph_->size() - first);
 }
 
 uint8_t* StepCells::open(size_t chunk) {
@@ -103,10 +94,7 @@ bool StepCells::satisfy_big(StepId id, uint8_t& c) {
   return false;
 }
 
-void StepCells::finish(StepId id) {
-  const size_t chunk = id >> shift_;
-  cell(id) = kDone;
-  if (++done_[chunk] < steps_in(chunk)) return;
+void StepCells::release(size_t chunk) {
   spares_.push_back(chunks_[chunk]);
   chunks_[chunk] = released();
   --in_use_;

@@ -44,14 +44,21 @@ class StepCells {
   void reset(const StepGraph& graph);
 
   void set(StepId id, uint8_t state) { cell(id) = state; }
-  // One dependency of waiting step `id` is done: true when none is left.
+  // One dependency of waiting step `id` is done: true when none is left,
+  // and the step is then marked ready.
   bool satisfy_one(StepId id) {
     uint8_t& c = cell(id);
     if (c == kBig) return satisfy_big(id, c);
-    return --c == 0;
+    if (--c != 0) return false;
+    c = kReady;
+    return true;
   }
   // Marks `id` done; frees its chunk once every step in it is done.
-  void finish(StepId id);
+  void finish(StepId id) {
+    const size_t chunk = id >> shift_;
+    cell(id) = kDone;
+    if (++done_[chunk] == steps_in(chunk)) release(chunk);
+  }
   // The state of `id` without touching it (kDone for a freed chunk, the
   // initial dependency count, capped at kBig, for an untouched one).
   uint8_t peek(StepId id) const;
@@ -67,12 +74,19 @@ class StepCells {
     return chunk[id & mask_];
   }
   uint8_t* open(size_t chunk);
+  void release(size_t chunk);
   bool satisfy_big(StepId id, uint8_t& c);
-  size_t steps_in(size_t chunk) const;
-  static uint8_t* released();  // marks a chunk whose steps are all done
+  size_t steps_in(size_t chunk) const {
+    const size_t first = chunk << shift_;
+    return chunk_cells_ < steps_ - first ? chunk_cells_ : steps_ - first;
+  }
+  // Marks a chunk whose steps are all done.
+  static uint8_t* released() { return &released_marker_; }
+  static inline uint8_t released_marker_ = 0;
   void free_all();
 
   const StepGraph* graph_ = nullptr;
+  size_t steps_ = 0;    // graph_->size()
   uint32_t shift_ = 0;  // log2 of cells per chunk
   uint32_t mask_ = 0;
   size_t chunk_cells_ = 0;        // cells per chunk for this graph

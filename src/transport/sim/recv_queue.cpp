@@ -6,7 +6,9 @@ namespace grove::sim {
 namespace {
 
 // Flag bits: which fields differ from the previous receive.
-constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8;
+// kNextChannel: the tag is the previous one's on the next channel (a ring's
+// receives), so it needs no integer.
+constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
 
 uint64_t bits(const void* p) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
@@ -42,8 +44,11 @@ void RecvQueue::push(const PostedRecv& r) {
   if (r.data != back_.data) flags |= kData;
   if (r.capacity != back_.capacity) flags |= kCapacity;
   if (r.done != back_.done) flags |= kDone;
-  // At most a flag byte, three 10-byte integers and a function pointer.
-  uint8_t out[1 + 3 * 10 + sizeof(CompletionFn)];
+  if (r.tag != back_.tag)
+    flags |=
+        r.tag == tag::with_channel(back_.tag, tag::channel(back_.tag) + 1) ? kNextChannel : kTag;
+  // At most a flag byte, four 10-byte integers and a function pointer.
+  uint8_t out[1 + 4 * 10 + sizeof(CompletionFn)];
   size_t n = 0;
   out[n++] = flags;
   auto put = [&](uint64_t v) {
@@ -60,6 +65,7 @@ void RecvQueue::push(const PostedRecv& r) {
     std::memcpy(out + n, &r.done, sizeof(CompletionFn));
     n += sizeof(CompletionFn);
   }
+  if (flags & kTag) put(zigzag(r.tag - back_.tag));
   packed_.insert(packed_.end(), out, out + n);
   back_ = r;
 }
@@ -79,17 +85,14 @@ PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, const Pos
     std::memcpy(&r.done, in.data() + at, sizeof(CompletionFn));
     at += sizeof(CompletionFn);
   }
+  if (flags & kNextChannel) r.tag = tag::with_channel(previous.tag, tag::channel(previous.tag) + 1);
+  if (flags & kTag) r.tag = previous.tag + unzigzag(get(in, at));
   return r;
 }
 
-PostedRecv RecvQueue::pop() {
+PostedRecv RecvQueue::pop_packed() {
   const PostedRecv r = front_;
-  if (--count_ == 0) {
-    // Drained: start afresh, keeping the storage.
-    packed_.clear();
-    head_ = 0;
-    return r;
-  }
+  --count_;
   front_ = read(packed_, head_, r);
   if (head_ == packed_.size()) {
     packed_.clear();
@@ -102,15 +105,19 @@ PostedRecv RecvQueue::pop() {
   return r;
 }
 
-bool RecvQueue::remove(const void* context, PostedRecv& out) {
+bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
   if (count_ == 0) return false;
-  if (front_.context == context) {
+  if (front_.tag == tag && front_.context == context) {
     out = pop();
     return true;
   }
+  return take_later(tag, true, context, out);
+}
+
+bool RecvQueue::take_later(Tag tag, bool by_context, const void* context, PostedRecv& out) {
   std::vector<PostedRecv> all = list();
   size_t at = 1;
-  while (at < all.size() && all[at].context != context)
+  while (at < all.size() && (all[at].tag != tag || (by_context && all[at].context != context)))
     ++at;
   if (at == all.size()) return false;
   out = all[at];

@@ -1,13 +1,20 @@
 #pragma once
-// The receives posted for one (receiver, sender, tag) and not yet matched,
-// in posting order. The oldest is kept as is; the others are packed, each
-// as the difference from the one posted before it (a flag byte, then a
-// variable-length integer per field that changed). A ring allgather posts
-// its N-1 receives at once on every rank, N(N-1) in all (10^8 at 10,000
-// ranks); successive receives of one stream differ by a constant context
-// step and at most a byte of length, so each costs 2 to 4 bytes here
-// instead of a 64-byte record. A stream with one receive (most of them)
-// packs nothing.
+// The receives one rank posted for one sender and not yet matched, in
+// posting order, each with its tag (a stream holds every tag of its
+// sender: stream_table.hpp). The oldest is kept as is; the others are
+// packed, each as the difference from the one posted before it (a flag
+// byte, then a variable-length integer per field that changed; a tag on
+// the next channel of the previous one costs only its flag bit). A ring
+// allgather posts its N-1 receives at once on every rank, N(N-1) in all
+// (10^8 at 10,000 ranks); successive receives of one sender differ by a
+// constant context step, the next channel and at most a byte of length, so
+// each costs 2 to 4 bytes here instead of a 64-byte record. A queue with
+// one receive (most of them) packs nothing.
+//
+// Matching takes the oldest receive of the message's tag. That is the
+// oldest of all (one comparison) whenever receives are matched in the
+// order they were posted, as every schedule's are; any other receive is
+// taken out by unpacking and repacking the queue.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +29,7 @@ struct PostedRecv {
   size_t capacity = 0;
   CompletionFn done = nullptr;
   void* context = nullptr;
+  Tag tag = 0;
 };
 
 class RecvQueue {
@@ -29,18 +37,37 @@ class RecvQueue {
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
   void push(const PostedRecv& r);
-  PostedRecv pop();  // the oldest; the queue must not be empty
-  // Takes out the receive whose context is `context` (the first such),
-  // keeping the others in order; false when none has it. The oldest is
-  // taken at once (an execution cancels in posting order); any other
-  // repacks the queue.
-  bool remove(const void* context, PostedRecv& out);
+  // The oldest; the queue must not be empty.
+  PostedRecv pop() {
+    if (count_ == 1) {  // nothing packed behind it
+      count_ = 0;
+      return front_;
+    }
+    return pop_packed();
+  }
+  // Takes out the oldest receive posted for `tag`, keeping the others in
+  // order; false when none has it.
+  bool take(Tag tag, PostedRecv& out) {
+    if (count_ == 0) return false;
+    if (front_.tag == tag) {
+      out = pop();
+      return true;
+    }
+    return take_later(tag, false, nullptr, out);
+  }
+  // Takes out the receive for `tag` whose context is `context` (the first
+  // such), keeping the others in order; false when none has it.
+  bool remove(Tag tag, const void* context, PostedRecv& out);
   // Every queued receive, oldest first, without removing any.
   std::vector<PostedRecv> list() const;
 
  private:
   static uint64_t get(const std::vector<uint8_t>& in, size_t& at);
   static PostedRecv read(const std::vector<uint8_t>& in, size_t& at, const PostedRecv& previous);
+  PostedRecv pop_packed();
+  // The first receive after the oldest with `tag` (and `context` if
+  // `by_context`), taken out by repacking the others.
+  bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
 
   PostedRecv front_;             // the oldest, when count_ > 0
   PostedRecv back_;              // the newest, when count_ > 0: what the next push is relative to

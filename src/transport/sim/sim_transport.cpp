@@ -48,12 +48,10 @@ uint32_t SimWorld::Impl::new_receive() {
   return static_cast<uint32_t>(receives.size() - 1);
 }
 
-void SimWorld::Impl::check_peer(int rank, int peer, const char* what) const {
-  if (peer < 0 || peer >= size) {
-    throw Error(Errc::invalid_argument, fmt::format("simulator rank {}: {} peer {} is outside "
-                                                    "[0, {})",
-                                                    rank, what, peer, size));
-  }
+void SimWorld::Impl::bad_peer(int rank, int peer, const char* what) const {
+  throw Error(
+      Errc::invalid_argument,
+      fmt::format("simulator rank {}: {} peer {} is outside [0, {})", rank, what, peer, size));
 }
 
 void SimWorld::Impl::post_send(int src, int dst, Tag tag, const void* data, size_t length,
@@ -144,18 +142,18 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
       push(at, EventKind::am_handle, id);
     return;
   }
-  const Key key{dst, m.src, m.tag};
-  uint32_t sid = streams.find(key);
-  if (sid != kNoStream && !streams.at(sid).posted.empty()) {
-    Stream& stream = streams.at(sid);
-    const PostedRecv r = stream.posted.pop();
-    if (stream.empty()) streams.remove(sid);
-    match(new_receive(dst, m.src, m.tag, r), id, true);
-    return;
+  uint32_t sid = stream_of(dst, m.src);
+  if (sid != kNone) {
+    PostedRecv r;
+    if (streams.at(sid).posted.take(m.tag, r)) {
+      drop_if_unused(sid, dst);
+      match(dst, r, id, true);
+      return;
+    }
   }
   m.order = next_order++;
   m.next = kNone;
-  if (sid == kNoStream) sid = streams.find_or_add(key);
+  if (sid == kNone) sid = stream_for(dst, m.src);
   Stream& stream = streams.at(sid);
   if (stream.arrived_tail == kNone)
     stream.arrived_head = id;
@@ -164,8 +162,35 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
   stream.arrived_tail = id;
 }
 
-void SimWorld::Impl::match(uint32_t rid, uint32_t mid, bool inline_ok) {
-  Receive& r = receives[rid];
+uint32_t SimWorld::Impl::stream_for(int dst, int src) {
+  RankState& rank = ranks[static_cast<size_t>(dst)];
+  if (rank.cached_src == src) return rank.cached_stream;
+  const uint32_t sid = streams.find_or_add(Key{dst, src});
+  const uint32_t previous = rank.cached_stream;
+  rank.cached_src = src;
+  rank.cached_stream = sid;
+  if (previous != kNone) drop_if_unused(previous, dst);
+  return sid;
+}
+
+uint32_t SimWorld::Impl::take_arrived(Stream& stream, Tag tag) {
+  uint32_t before = kNone;
+  uint32_t mid = stream.arrived_head;
+  while (mid != kNone && messages[mid].tag != tag) {
+    before = mid;
+    mid = messages[mid].next;
+  }
+  if (mid == kNone) return kNone;
+  const uint32_t after = messages[mid].next;
+  if (before == kNone)
+    stream.arrived_head = after;
+  else
+    messages[before].next = after;
+  if (stream.arrived_tail == mid) stream.arrived_tail = before;
+  return mid;
+}
+
+void SimWorld::Impl::match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok) {
   const Message& m = messages[mid];
   Status status{true, Errc::internal, m.length};
   size_t copy = m.length;
@@ -177,18 +202,17 @@ void SimWorld::Impl::match(uint32_t rid, uint32_t mid, bool inline_ok) {
   if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, m.payload.data(), copy);
   stats.messages_received++;
   stats.bytes_received += m.length;
-  const int dst = r.dst;
+  const int src = m.src;
+  const Tag tag = m.tag;
   const Time at = receive_time(dst, m.length);
   release(mid);
   if (inline_ok && at == now) {
-    const CompletionFn done = r.done;
-    void* context = r.context;
-    free_receives.push_back(rid);
-    done(context, status);
+    r.done(r.context, status);
     notify(dst);
     return;
   }
-  r.status = status;
+  const uint32_t rid = new_receive(dst, src, tag, r);
+  receives[rid].status = status;
   push(at, EventKind::recv_complete, rid);
 }
 
@@ -233,20 +257,16 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
                 fmt::format("simulator rank {}: recv of {} bytes from {} into a null buffer", dst,
                             capacity, src));
   }
-  const PostedRecv posted_recv{static_cast<std::byte*>(data), capacity, done, context};
-  const Key key{dst, src, tag};
-  uint32_t sid = streams.find(key);
-  if (sid != kNoStream && streams.at(sid).arrived_head != kNone) {
-    Stream& stream = streams.at(sid);
-    const uint32_t mid = stream.arrived_head;
-    stream.arrived_head = messages[mid].next;
-    if (stream.arrived_head == kNone) {
-      stream.arrived_tail = kNone;
-      streams.remove(sid);
+  const PostedRecv posted_recv{static_cast<std::byte*>(data), capacity, done, context, tag};
+  uint32_t sid = stream_of(dst, src);
+  if (sid != kNone && streams.at(sid).arrived_head != kNone) {
+    const uint32_t mid = take_arrived(streams.at(sid), tag);
+    if (mid != kNone) {
+      drop_if_unused(sid, dst);
+      // Completes from the event loop, not inside recv().
+      match(dst, posted_recv, mid, false);
+      return;
     }
-    // Completes from the event loop, not inside recv().
-    match(new_receive(dst, src, tag, posted_recv), mid, false);
-    return;
   }
   if (ranks[static_cast<size_t>(src)].failed) {
     const uint32_t rid = new_receive(dst, src, tag, posted_recv);
@@ -254,18 +274,17 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
     push(now, EventKind::recv_complete, rid);
     return;
   }
-  if (sid == kNoStream) sid = streams.find_or_add(key);
+  if (sid == kNone) sid = stream_for(dst, src);
   streams.at(sid).posted.push(posted_recv);
 }
 
 void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
   check_peer(dst, src, "cancel of a receive from");
-  const uint32_t sid = streams.find(Key{dst, src, tag});
-  if (sid == kNoStream) return;  // matched (its completion is on its way) or never posted
-  Stream& stream = streams.at(sid);
+  const uint32_t sid = stream_of(dst, src);
+  if (sid == kNone) return;  // matched (its completion is on its way) or never posted
   PostedRecv cancelled;
-  if (!stream.posted.remove(context, cancelled)) return;
-  if (stream.empty()) streams.remove(sid);
+  if (!streams.at(sid).posted.remove(tag, context, cancelled)) return;
+  drop_if_unused(sid, dst);
   const uint32_t rid = new_receive(dst, src, tag, cancelled);
   receives[rid].status = Status{false, Errc::cancelled, 0};
   push(now, EventKind::recv_complete, rid);
@@ -291,14 +310,16 @@ std::optional<Transport::Probe> SimWorld::Impl::probe(int rank, int peer, Tag ta
   uint64_t best_order = UINT64_MAX;
   for (const uint32_t sid : streams.live()) {
     const Key& key = streams.key(sid);
-    const Stream& stream = streams.at(sid);
-    if (stream.arrived_head == kNone || key.dst != rank || (peer >= 0 && key.src != peer) ||
-        ((key.tag ^ tag) & mask) != 0)
-      continue;
-    const Message& m = messages[stream.arrived_head];
-    if (m.order < best_order) {
-      best_order = m.order;
-      best = Transport::Probe{key.src, key.tag, m.length};
+    if (key.dst != rank || (peer >= 0 && key.src != peer)) continue;
+    // The stream's earliest message that fits: its messages are in arrival order.
+    for (uint32_t mid = streams.at(sid).arrived_head; mid != kNone; mid = messages[mid].next) {
+      const Message& m = messages[mid];
+      if (((m.tag ^ tag) & mask) != 0) continue;
+      if (m.order < best_order) {
+        best_order = m.order;
+        best = Transport::Probe{key.src, m.tag, m.length};
+      }
+      break;
     }
   }
   return best;

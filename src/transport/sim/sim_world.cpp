@@ -14,6 +14,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   rng = config.seed ^ 0x5DEECE66Dull;
   const bool plogp = config.model == CostModel::plogp;
   copy_ps = from_micros(config.copy_us);
+  plain_copy = !plogp && config.jitter <= 0;
   recv_ps = from_micros(config.recv_us);
   latency_ps = from_micros(plogp ? config.plogp->latency_us() : config.alpha_us);
   shm_latency_ps = from_micros(config.shm_alpha_us);
@@ -65,7 +66,7 @@ bool SimWorld::Impl::step() {
   return true;
 }
 
-Time SimWorld::Impl::software_cost(uint64_t bytes) {
+Time SimWorld::Impl::jittered_cost(uint64_t bytes) {
   Time cost = config.model == CostModel::plogp
                   ? from_micros(config.plogp->os_us(static_cast<double>(bytes)))
                   : copy_ps;
@@ -82,7 +83,7 @@ Time SimWorld::Impl::software_cost(uint64_t bytes) {
   return cost;
 }
 
-Time SimWorld::Impl::wire_time(uint64_t bytes) const {
+Time SimWorld::Impl::compute_wire_time(uint64_t bytes) const {
   if (config.model == CostModel::plogp)
     return from_micros(config.plogp->g_us(static_cast<double>(bytes)));
   return static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
@@ -212,7 +213,7 @@ void SimWorld::Impl::on_fail(int rank) {
   if (state.failed) return;
   state.failed = true;
   // Receives posted for the departed rank, in a fixed order (by receiver,
-  // then posting order) so the run stays deterministic.
+  // sender, tag, then posting order) so the run stays deterministic.
   std::vector<uint32_t> touched;
   for (const uint32_t sid : sorted_streams()) {
     const Key& key = streams.key(sid);
@@ -221,16 +222,32 @@ void SimWorld::Impl::on_fail(int rank) {
   }
   for (const uint32_t sid : touched) {
     const Key key = streams.key(sid);
-    const std::vector<PostedRecv> waiting = streams.at(sid).posted.list();
+    const std::vector<PostedRecv> waiting = posted_by_tag(sid);
     streams.at(sid).posted = RecvQueue{};
-    streams.remove(sid);            // no message waits where receives were posted
+    drop_if_unused(sid, key.dst);   // messages of other tags may still wait
     if (key.dst == rank) continue;  // the departed rank's own receives
     for (const PostedRecv& r : waiting) {
-      const uint32_t rid = new_receive(key.dst, key.src, key.tag, r);
+      const uint32_t rid = new_receive(key.dst, key.src, r.tag, r);
       receives[rid].status = Status{false, Errc::peer_failed, 0};
       push(now, EventKind::recv_complete, rid);
     }
   }
+}
+
+std::vector<PostedRecv> SimWorld::Impl::posted_by_tag(uint32_t sid) const {
+  std::vector<PostedRecv> out = streams.at(sid).posted.list();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PostedRecv& a, const PostedRecv& b) { return a.tag < b.tag; });
+  return out;
+}
+
+std::vector<uint32_t> SimWorld::Impl::arrived_by_tag(uint32_t sid) const {
+  std::vector<uint32_t> out;
+  for (uint32_t m = streams.at(sid).arrived_head; m != kNone; m = messages[m].next)
+    out.push_back(m);
+  std::stable_sort(out.begin(), out.end(),
+                   [&](uint32_t a, uint32_t b) { return messages[a].tag < messages[b].tag; });
+  return out;
 }
 
 // ---------------------------------------------------------------- SimWorld
@@ -276,6 +293,20 @@ bool SimWorld::run_until(const std::function<bool()>& pred, Time deadline) {
   }
   return true;
 }
+uint64_t SimWorld::run_some(uint64_t max_events, Time deadline) {
+  Impl& w = *impl_;
+  uint64_t done = 0;
+  while (done < max_events && !w.stop_requested && !w.events.empty() &&
+         (deadline == kNever || w.events.top().time <= deadline)) {
+    w.step();
+    ++done;
+  }
+  w.stop_requested = false;
+  return done;
+}
+void SimWorld::stop() {
+  impl_->stop_requested = true;
+}
 bool SimWorld::idle() const {
   return impl_->events.empty();
 }
@@ -292,8 +323,9 @@ bool SimWorld::failed(int rank) const {
 void SimWorld::set_trace(TraceSink* sink) {
   impl_->trace = sink;
 }
-void SimWorld::set_activity_observer(std::function<void(int)> observer) {
-  impl_->observer = std::move(observer);
+void SimWorld::set_activity_observer(ActivityFn observer, void* context) {
+  impl_->observer = observer;
+  impl_->observer_context = context;
 }
 const SimWorld::Stats& SimWorld::stats() const {
   return impl_->stats;
@@ -301,7 +333,8 @@ const SimWorld::Stats& SimWorld::stats() const {
 
 size_t SimWorld::rank_footprint(const SimConfig& config) {
   const size_t per_node = 2 * sizeof(Time);  // egress and ingress
-  return sizeof(SimTransport) + sizeof(Impl::RankState) +
+  // With the stream it keeps cached (RankState::cached_stream).
+  return sizeof(SimTransport) + sizeof(Impl::RankState) + stream_footprint() +
          static_cast<size_t>(config.threads) * sizeof(Time) +
          (per_node + static_cast<size_t>(config.ranks_per_node) - 1) /
              static_cast<size_t>(config.ranks_per_node);
@@ -315,8 +348,9 @@ size_t SimWorld::message_footprint(const SimConfig& config, uint64_t bytes) {
 }
 
 size_t SimWorld::stream_footprint() {
-  // The stream and its key, and its table slot at the table's lowest load.
-  return sizeof(Stream) + sizeof(StreamKey) + 4 * (sizeof(StreamKey) + sizeof(uint64_t));
+  // The stream and its key, and its table slot (key and stream id) at the
+  // table's lowest load.
+  return sizeof(Stream) + sizeof(StreamKey) + 4 * (sizeof(StreamKey) + sizeof(uint32_t));
 }
 
 size_t SimWorld::receive_footprint() {
@@ -330,8 +364,7 @@ std::vector<uint32_t> SimWorld::Impl::sorted_streams() const {
   std::sort(out.begin(), out.end(), [&](uint32_t x, uint32_t y) {
     const Key& a = streams.key(x);
     const Key& b = streams.key(y);
-    if (a.dst != b.dst) return a.dst < b.dst;
-    return a.src != b.src ? a.src < b.src : a.tag < b.tag;
+    return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
   });
   return out;
 }
@@ -342,17 +375,17 @@ std::string SimWorld::describe_pending(int rank) const {
   for (const uint32_t sid : streams) {
     const Impl::Key& key = impl_->streams.key(sid);
     if (key.dst != rank) continue;
-    for (const PostedRecv& r : impl_->streams.at(sid).posted.list())
+    for (const PostedRecv& r : impl_->posted_by_tag(sid))
       out += fmt::format("{}recv from {} channel {} ({} bytes)", out.empty() ? "" : "; ", key.src,
-                         tag::channel(key.tag), r.capacity);
+                         tag::channel(r.tag), r.capacity);
   }
   for (const uint32_t sid : streams) {
     const Impl::Key& key = impl_->streams.key(sid);
     if (key.dst != rank) continue;
-    for (uint32_t m = impl_->streams.at(sid).arrived_head; m != kNone; m = impl_->messages[m].next)
+    for (const uint32_t m : impl_->arrived_by_tag(sid))
       out +=
           fmt::format("{}unmatched message from {} channel {} ({} bytes)", out.empty() ? "" : "; ",
-                      key.src, tag::channel(key.tag), impl_->messages[m].length);
+                      key.src, tag::channel(impl_->messages[m].tag), impl_->messages[m].length);
   }
   return out.empty() ? "nothing pending" : out;
 }

@@ -94,6 +94,14 @@ class SimWorld {
   // Processes events until pred() holds (checked before each event), none is
   // pending, or the next event is later than `deadline`. Returns pred().
   bool run_until(const std::function<bool()>& pred, Time deadline = kNever);
+  // Processes events until stop() was called (from a callback), none is
+  // pending, the next is later than `deadline`, or `max_events` were
+  // processed; returns the number processed. A long run calls it in
+  // batches and reports progress between them; nothing is checked per
+  // event but the flag and the deadline.
+  uint64_t run_some(uint64_t max_events, Time deadline = kNever);
+  // Makes run_some return before the next event (it clears the request).
+  void stop();
   bool idle() const;
   // Moves the clock forward with nothing to do (block() on an idle world).
   void advance(Time by);
@@ -106,8 +114,10 @@ class SimWorld {
 
   // Not owned; nullptr to stop tracing.
   void set_trace(TraceSink* sink);
-  // Called with a rank after a completion or AM handler of that rank ran.
-  void set_activity_observer(std::function<void(int rank)> observer);
+  // Called with a rank after a completion or AM handler of that rank ran
+  // (nullptr: nobody is). A plain function: it runs after every completion.
+  using ActivityFn = void (*)(void* context, int rank);
+  void set_activity_observer(ActivityFn observer, void* context);
 
   const Stats& stats() const;
   // Posted receives and unmatched messages of `rank`, for error messages.
@@ -119,7 +129,7 @@ class SimWorld {
   static size_t rank_footprint(const SimConfig& config);
   static size_t message_footprint(const SimConfig& config, uint64_t bytes);
   static size_t receive_footprint();
-  static size_t stream_footprint();  // per (receiver, sender, tag) with receives waiting
+  static size_t stream_footprint();  // per (receiver, sender) with receives waiting
 
   struct Impl;  // sim_world_impl.hpp
 

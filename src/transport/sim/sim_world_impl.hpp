@@ -70,6 +70,13 @@ struct SimWorld::Impl {
     Time rx_free = 0;               // its receive thread is busy until then
     uint32_t pending_head = kNone;  // sends waiting for a worker (overlap == false)
     uint32_t pending_tail = kNone;
+    // The stream this rank received on last, kept in the table even while
+    // empty, so a rank receiving from one sender in a row (a ring) finds it
+    // here and makes or removes no stream per message. Invariant: a stream
+    // is in the table while it holds something or is its receiver's cached
+    // one.
+    int32_t cached_src = -1;
+    uint32_t cached_stream = kNone;
     bool failed = false;
   };
 
@@ -86,15 +93,41 @@ struct SimWorld::Impl {
   void on_fail(int rank);
   void release_worker(Message& m);
   void release(uint32_t id);
-  Time software_cost(uint64_t bytes);
-  Time wire_time(uint64_t bytes) const;
+  Time software_cost(uint64_t bytes) {
+    // Without jitter Hockney's cost is a constant.
+    return plain_copy ? copy_ps : jittered_cost(bytes);
+  }
+  Time jittered_cost(uint64_t bytes);
+  Time wire_time(uint64_t bytes) {
+    // Collectives send runs of equal lengths: the last one's time is kept.
+    if (bytes != wire_memo_bytes) {
+      wire_memo_bytes = bytes;
+      wire_memo = compute_wire_time(bytes);
+    }
+    return wire_memo;
+  }
+  Time compute_wire_time(uint64_t bytes) const;
   Time latency() const { return latency_ps; }
   int node_of(int rank) const { return rank / config.ranks_per_node; }
   void notify(int rank) {
-    if (observer) observer(rank);
+    if (observer) observer(observer_context, rank);
   }
 
   // --- matching and the Transport calls (sim_transport.cpp)
+  // The stream (dst, src), or kNone.
+  uint32_t stream_of(int dst, int src) const {
+    const RankState& r = ranks[static_cast<size_t>(dst)];
+    return r.cached_src == src ? r.cached_stream : streams.find(Key{dst, src});
+  }
+  // The stream (dst, src), made if there is none; it becomes dst's cached one.
+  uint32_t stream_for(int dst, int src);
+  // Removes stream `sid` of receiver `dst` when it holds nothing and is not cached.
+  void drop_if_unused(uint32_t sid, int dst) {
+    if (ranks[static_cast<size_t>(dst)].cached_stream != sid && streams.at(sid).empty())
+      streams.remove(sid);
+  }
+  // Unlinks the oldest arrived message of `tag` from `stream`: its id, or kNone.
+  uint32_t take_arrived(Stream& stream, Tag tag);
   uint32_t new_message();
   uint32_t new_receive();
   // A Receive record for a posted receive of `dst` from `src` on `tag`.
@@ -107,16 +140,24 @@ struct SimWorld::Impl {
   void cancel_recv(int dst, int src, Tag tag, void* context);
   void set_handler(int rank, uint16_t id, AmHandler handler);
   std::optional<Transport::Probe> probe(int rank, int peer, Tag tag, Tag mask) const;
-  // Matches message `mid` to receive `rid` at now; completes inline when
-  // allowed and due now, else at the receive thread's time.
-  void match(uint32_t rid, uint32_t mid, bool inline_ok);
+  // Matches message `mid` to receive `r` of rank `dst` at now; completes
+  // inline when allowed and due now, else at the receive thread's time (a
+  // Receive record waits for it then).
+  void match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok);
   void on_recv_complete(uint32_t rid);
   void on_am_handle(uint32_t mid);
   Time receive_time(int rank, uint64_t bytes);
-  void check_peer(int rank, int peer, const char* what) const;
-  // Live streams ordered by (dst, src, tag): scans whose effects or output
-  // must not depend on the table's layout.
+  void check_peer(int rank, int peer, const char* what) const {
+    if (peer < 0 || peer >= size) [[unlikely]]
+      bad_peer(rank, peer, what);
+  }
+  [[noreturn]] void bad_peer(int rank, int peer, const char* what) const;
+  // Live streams ordered by (dst, src), and a stream's receives and
+  // messages ordered by tag, then posting or arrival: scans whose effects or
+  // output must not depend on the table's layout.
   std::vector<uint32_t> sorted_streams() const;
+  std::vector<PostedRecv> posted_by_tag(uint32_t sid) const;
+  std::vector<uint32_t> arrived_by_tag(uint32_t sid) const;
 
   SimWorld* world;
   SimConfig config;
@@ -127,6 +168,9 @@ struct SimWorld::Impl {
   uint64_t next_order = 0;
   uint64_t rng;
   Time copy_ps;
+  bool plain_copy;  // Hockney without jitter: every send's software costs copy_ps
+  uint64_t wire_memo_bytes = UINT64_MAX;
+  Time wire_memo = 0;
   Time recv_ps;
   Time latency_ps;
   Time shm_latency_ps;
@@ -149,7 +193,9 @@ struct SimWorld::Impl {
   std::unordered_map<uint64_t, std::deque<uint32_t>> held_ams;  // no handler yet
 
   TraceSink* trace = nullptr;
-  std::function<void(int)> observer;
+  SimWorld::ActivityFn observer = nullptr;
+  void* observer_context = nullptr;
+  bool stop_requested = false;  // SimWorld::stop()
   Stats stats;
 };
 

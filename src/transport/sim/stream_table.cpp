@@ -14,9 +14,9 @@ bool Stream::empty() const {
 StreamTable::StreamTable() : slots_(kInitialSlots, Slot{{}, kNoStream}) {}
 
 size_t StreamTable::home(const StreamKey& k) const {
-  uint64_t h = k.tag * 0x9E3779B97F4A7C15ull;
-  h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.dst)) << 32 | static_cast<uint32_t>(k.src)) +
-       0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  uint64_t h =
+      (static_cast<uint64_t>(static_cast<uint32_t>(k.dst)) << 32 | static_cast<uint32_t>(k.src)) *
+      0x9E3779B97F4A7C15ull;
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;
   h ^= h >> 32;

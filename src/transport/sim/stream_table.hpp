@@ -1,12 +1,17 @@
 #pragma once
-// The simulator's matching state, per stream (receiver, sender, tag): the
+// The simulator's matching state, per stream (receiver, sender): the
 // receives posted and not yet matched, and the messages arrived and not yet
-// received. One open-addressing table (linear probing, at most half full)
-// finds a stream in one or two cache lines; streams live in a pool and are
-// reused with their storage, so matching a message allocates nothing once
-// the run is warm. A ring keeps tens of thousands of streams at once and
-// every message looks one up (a node-based hash map was a quarter of the
-// simulator's time, mostly cache misses and node allocation).
+// received, each with its tag. Tags are matched inside the stream (oldest
+// receive of the message's tag; oldest message of the receive's tag), so
+// a sender's messages on one tag stay in order whatever other tags do, and
+// a ring's receiver keeps one stream for its left neighbour instead of one
+// per channel (one per message: a ring's steps cycle through 64 channels).
+//
+// One open-addressing table (linear probing, at most half full) finds a
+// stream in one cache line; streams live in a pool and are reused with
+// their storage, so matching a message allocates nothing once the run is
+// warm (a node-based hash map was a quarter of the simulator's time, mostly
+// cache misses and node allocation).
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +25,6 @@ namespace grove::sim {
 struct StreamKey {
   int32_t dst;
   int32_t src;
-  Tag tag;
   bool operator==(const StreamKey&) const = default;
 };
 
@@ -29,7 +33,8 @@ inline constexpr uint32_t kNoStream = UINT32_MAX;
 struct Stream {
   RecvQueue posted;  // receives waiting for a message
   // Messages waiting for a receive, a FIFO of message ids linked through the
-  // messages (UINT32_MAX: none). A stream never has both kinds waiting.
+  // messages (UINT32_MAX: none). Both kinds wait at once only on different
+  // tags.
   uint32_t arrived_head = UINT32_MAX;
   uint32_t arrived_tail = UINT32_MAX;
   bool empty() const;

@@ -83,6 +83,116 @@ TEST(SimSemantics, TagsDoNotMix) {
   EXPECT_EQ(ry[0], std::byte{20});
 }
 
+// One sender's messages on several tags wait in one stream (receiver,
+// sender) and are matched by tag inside it: a receive takes the oldest
+// message of its tag even when another tag's message arrived before it, a
+// message takes the oldest receive of its tag even when another tag's
+// receive was posted before it, and each tag keeps its sending order.
+TEST(SimSemantics, TagsOfOneSenderMatchInsideItsStreamInOrder) {
+  SimWorld world(3, SimConfig{});
+  constexpr Tag kA = 7, kB = 8;
+  // From rank 0, in this order: A1 B1 A2 B2 A3; from rank 2: C on tag A.
+  const auto a1 = bytes_of({0xa1, 1}), b1 = bytes_of({0xb1}), a2 = bytes_of({0xa2, 2, 2});
+  const auto b2 = bytes_of({0xb2, 2}), a3 = bytes_of({0xa3}), c = bytes_of({0xc0});
+  world.transport(0).send(1, kA, a1.data(), a1.size(), &ignore, nullptr);
+  world.transport(0).send(1, kB, b1.data(), b1.size(), &ignore, nullptr);
+  world.transport(0).send(1, kA, a2.data(), a2.size(), &ignore, nullptr);
+  world.transport(0).send(1, kB, b2.data(), b2.size(), &ignore, nullptr);
+  world.transport(0).send(1, kA, a3.data(), a3.size(), &ignore, nullptr);
+  world.transport(2).send(1, kA, c.data(), c.size(), &ignore, nullptr);
+  world.run();  // all six arrived, none matched
+  auto first = world.transport(1).probe(0, 0, 0);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->tag, kA);  // the earliest from rank 0
+  EXPECT_EQ(first->length, a1.size());
+  // Tag B while A1 waits ahead of B1: B1, then B2.
+  std::vector<std::byte> rb1(4), rb2(4);
+  Completion cb1{&world}, cb2{&world};
+  world.transport(1).recv(0, kB, rb1.data(), rb1.size(), &Completion::fn, &cb1);
+  world.transport(1).recv(0, kB, rb2.data(), rb2.size(), &Completion::fn, &cb2);
+  world.run();
+  ASSERT_EQ(cb1.calls, 1);
+  ASSERT_EQ(cb2.calls, 1);
+  EXPECT_EQ(cb1.status.length, b1.size());
+  EXPECT_EQ(cb2.status.length, b2.size());
+  EXPECT_EQ(std::vector<std::byte>(rb1.begin(), rb1.begin() + 1), b1);
+  EXPECT_EQ(std::vector<std::byte>(rb2.begin(), rb2.begin() + 2), b2);
+  EXPECT_LE(cb1.at, cb2.at);
+  // Tag A from rank 0 still in sending order, rank 2's C apart.
+  std::vector<std::vector<std::byte>> ra(3, std::vector<std::byte>(4));
+  std::vector<Completion> ca(3, Completion{&world});
+  std::vector<std::byte> rc(1);
+  Completion cc{&world};
+  world.transport(1).recv(2, kA, rc.data(), 1, &Completion::fn, &cc);
+  for (int i = 0; i < 3; ++i)
+    world.transport(1).recv(0, kA, ra[i].data(), 4, &Completion::fn, &ca[i]);
+  world.run();
+  const std::vector<std::byte>* want[3] = {&a1, &a2, &a3};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(ca[i].calls, 1) << i;
+    ASSERT_EQ(ca[i].status.length, want[i]->size()) << i;
+    EXPECT_EQ(std::vector<std::byte>(ra[i].begin(), ra[i].begin() + want[i]->size()), *want[i])
+        << i;
+  }
+  EXPECT_EQ(rc, c);
+  EXPECT_FALSE(world.transport(1).probe(-1, 0, 0).has_value());
+
+  // Receives first: A, A, B posted; B's message comes first and takes the
+  // B receive past the two older A receives; then A's in order. A receive
+  // for B and a message on A wait in the stream at once.
+  std::vector<std::byte> x1(1), x2(1), y(1), z(1);
+  Completion cx1{&world}, cx2{&world}, cy{&world}, cz{&world};
+  world.transport(1).recv(0, kA, x1.data(), 1, &Completion::fn, &cx1);
+  world.transport(1).recv(0, kA, x2.data(), 1, &Completion::fn, &cx2);
+  world.transport(1).recv(0, kB, y.data(), 1, &Completion::fn, &cy);
+  const auto m_b = bytes_of({0x1b}), m_a1 = bytes_of({0x1a}), m_a2 = bytes_of({0x2a});
+  world.transport(0).send(1, kB, m_b.data(), 1, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(cy.calls, 1);
+  EXPECT_EQ(y, m_b);
+  EXPECT_EQ(cx1.calls + cx2.calls, 0);
+  world.transport(0).send(1, kA, m_a1.data(), 1, &ignore, nullptr);
+  world.transport(0).send(1, kA, m_a2.data(), 1, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(x1, m_a1);
+  EXPECT_EQ(x2, m_a2);
+  EXPECT_LE(cx1.at, cx2.at);
+  world.transport(1).recv(0, kB, z.data(), 1, &Completion::fn, &cz);
+  const auto m_a3 = bytes_of({0x3a}), m_b2 = bytes_of({0x2b});
+  world.transport(0).send(1, kA, m_a3.data(), 1, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(cz.calls, 0);  // A does not match B's receive: both wait
+  const auto waiting = world.transport(1).probe(0, 0, 0);
+  ASSERT_TRUE(waiting.has_value());
+  EXPECT_EQ(waiting->tag, kA);
+  world.transport(0).send(1, kB, m_b2.data(), 1, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(cz.calls, 1);
+  EXPECT_EQ(z, m_b2);
+  std::vector<std::byte> w(1);
+  Completion cw{&world};
+  world.transport(1).recv(0, kA, w.data(), 1, &Completion::fn, &cw);
+  world.run();
+  EXPECT_EQ(cw.calls, 1);
+  EXPECT_EQ(w, m_a3);
+  // A cancel names the receive by tag and context: B's receive is not A's.
+  Completion cp{&world}, cq{&world};
+  world.transport(1).recv(0, kB, nullptr, 0, &Completion::fn, &cp);
+  world.transport(1).recv(0, kA, nullptr, 0, &Completion::fn, &cq);
+  world.transport(1).cancel(0, kA, &cp, CancelMode::request);
+  world.transport(1).cancel(0, kA, &cq, CancelMode::request);
+  world.run();
+  EXPECT_EQ(cp.calls, 0);
+  EXPECT_EQ(cq.calls, 1);
+  EXPECT_EQ(cq.status.code, Errc::cancelled);
+  world.transport(0).send(1, kB, nullptr, 0, &ignore, nullptr);
+  world.run();
+  EXPECT_EQ(cp.calls, 1);
+  EXPECT_TRUE(cp.status.ok);
+  EXPECT_EQ(world.stats().messages_received, 12u);
+  EXPECT_EQ(world.describe_pending(1), "nothing pending");
+}
+
 TEST(SimSemantics, TruncationFailsTheReceive) {
   SimWorld world(2, SimConfig{});
   auto data = bytes_of({1, 2, 3, 4});

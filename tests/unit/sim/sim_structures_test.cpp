@@ -1,6 +1,6 @@
 // The simulator's compact structures against plain reference containers:
 // the event queue's order, the stream table's lookups through inserts and
-// removals, and the packed receive queue's round trip.
+// removals, and the packed receive queue's round trip and matching by tag.
 
 #include <gtest/gtest.h>
 
@@ -9,18 +9,40 @@
 #include <deque>
 #include <map>
 #include <random>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "transport/sim/event_queue.hpp"
 #include "transport/sim/recv_queue.hpp"
 #include "transport/sim/stream_table.hpp"
+#include "transport/tag.hpp"
 
 namespace grove::sim {
 namespace {
 
 void done_a(void*, const Status&) {}
 void done_b(void*, const Status&) {}
+
+// A tag after `previous`: mostly its next channel (a ring's receives), or
+// another channel, or the same.
+Tag next_tag(std::mt19937_64& rng, Tag previous) {
+  switch (rng() % 4) {
+    case 0:
+      return tag::with_channel(previous, static_cast<uint32_t>(rng() % 64));
+    case 1:
+      return previous;
+    default:
+      return tag::with_channel(previous, tag::channel(previous) + 1);
+  }
+}
+
+void expect_same(const PostedRecv& got, const PostedRecv& want, int op) {
+  ASSERT_EQ(got.context, want.context) << op;
+  ASSERT_EQ(got.data, want.data) << op;
+  ASSERT_EQ(got.capacity, want.capacity) << op;
+  ASSERT_EQ(got.done, want.done) << op;
+  ASSERT_EQ(got.tag, want.tag) << op;
+}
 
 TEST(SimEventQueue, LeavesInTimeThenInsertionOrder) {
   std::mt19937_64 rng(7);
@@ -61,11 +83,10 @@ TEST(SimEventQueue, LeavesInTimeThenInsertionOrder) {
 TEST(SimStreamTable, FindsWhatWasAddedUntilRemoved) {
   std::mt19937_64 rng(11);
   StreamTable table;
-  std::map<std::tuple<int, int, Tag>, uint32_t> reference;
+  std::map<std::pair<int, int>, uint32_t> reference;
   for (int op = 0; op < 200000; ++op) {
-    const StreamKey key{static_cast<int32_t>(rng() % 50), static_cast<int32_t>(rng() % 50),
-                        rng() % 8};
-    const auto ref_key = std::make_tuple(key.dst, key.src, key.tag);
+    const StreamKey key{static_cast<int32_t>(rng() % 150), static_cast<int32_t>(rng() % 150)};
+    const auto ref_key = std::make_pair(key.dst, key.src);
     auto it = reference.find(ref_key);
     if (rng() % 3 == 0 && it != reference.end()) {
       table.remove(it->second);
@@ -82,7 +103,7 @@ TEST(SimStreamTable, FindsWhatWasAddedUntilRemoved) {
     ASSERT_EQ(table.size(), reference.size());
   }
   for (const auto& [k, stream] : reference)
-    ASSERT_EQ(table.find(StreamKey{std::get<0>(k), std::get<1>(k), std::get<2>(k)}), stream);
+    ASSERT_EQ(table.find(StreamKey{k.first, k.second}), stream);
   EXPECT_EQ(table.live().size(), reference.size());
 }
 
@@ -101,23 +122,22 @@ TEST(SimRecvQueue, GivesBackWhatWasPostedInOrder) {
       r.data = rng() % 4 == 0 ? nullptr : base + rng() % 100000;
       r.capacity = rng() % 7 == 0 ? rng() : 104 + rng() % 2;
       r.done = rng() % 11 == 0 ? &done_b : &done_a;
+      r.tag = next_tag(rng, reference.empty() ? tag::make(5, 77, tag::Topology::none, 3, 62)
+                                              : reference.back().tag);
       queue.push(r);
       reference.push_back(r);
     } else {
       const PostedRecv got = queue.pop();
       const PostedRecv want = reference.front();
       reference.pop_front();
-      ASSERT_EQ(got.context, want.context) << op;
-      ASSERT_EQ(got.data, want.data) << op;
-      ASSERT_EQ(got.capacity, want.capacity) << op;
-      ASSERT_EQ(got.done, want.done) << op;
+      expect_same(got, want, op);
     }
     ASSERT_EQ(queue.size(), reference.size());
     if (op % 997 == 0) {
       const std::vector<PostedRecv> all = queue.list();
       ASSERT_EQ(all.size(), reference.size());
       for (size_t i = 0; i < all.size(); ++i)
-        ASSERT_EQ(all[i].context, reference[i].context);
+        expect_same(all[i], reference[i], op);
     }
   }
 }
@@ -137,20 +157,21 @@ TEST(SimRecvQueue, RemoveTakesOutOneAndKeepsTheRestInOrder) {
       r.data = base + rng() % 1000;
       r.capacity = 100 + rng() % 3;
       r.done = rng() % 11 == 0 ? &done_b : &done_a;
+      r.tag = static_cast<Tag>(rng() % 3);
       queue.push(r);
       reference.push_back(r);
     } else if (choice < 6) {
       const size_t at = rng() % reference.size();
       PostedRecv got;
-      ASSERT_TRUE(queue.remove(reference[at].context, got)) << op;
-      ASSERT_EQ(got.context, reference[at].context) << op;
-      ASSERT_EQ(got.data, reference[at].data) << op;
-      ASSERT_EQ(got.capacity, reference[at].capacity) << op;
-      ASSERT_EQ(got.done, reference[at].done) << op;
+      ASSERT_TRUE(queue.remove(reference[at].tag, reference[at].context, got)) << op;
+      expect_same(got, reference[at], op);
       reference.erase(reference.begin() + static_cast<std::ptrdiff_t>(at));
     } else if (choice == 6) {
       PostedRecv got;
-      ASSERT_FALSE(queue.remove(reinterpret_cast<void*>(uintptr_t{7}), got)) << op;
+      ASSERT_FALSE(queue.remove(0, reinterpret_cast<void*>(uintptr_t{7}), got)) << op;
+      // The right context on another tag is not it either.
+      const PostedRecv& some = reference[rng() % reference.size()];
+      ASSERT_FALSE(queue.remove(some.tag + 3, some.context, got)) << op;
     } else {
       const PostedRecv got = queue.pop();
       ASSERT_EQ(got.context, reference.front().context) << op;
@@ -166,6 +187,46 @@ TEST(SimRecvQueue, RemoveTakesOutOneAndKeepsTheRestInOrder) {
     ASSERT_EQ(all[i].context, reference[i].context);
     ASSERT_EQ(all[i].data, reference[i].data);
   }
+}
+
+// take(): a message takes the oldest receive of its tag, wherever it is;
+// receives of other tags stay, in their order.
+TEST(SimRecvQueue, TakeGivesTheOldestReceiveOfTheTag) {
+  std::mt19937_64 rng(9);
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 40);
+  size_t taken = 0, behind = 0;
+  for (int op = 0; op < 20000; ++op) {
+    if (reference.empty() || rng() % 2 == 0) {
+      PostedRecv r;
+      r.context = reinterpret_cast<void*>(uintptr_t{0x100000000} + 2 * uint64_t(op));
+      r.data = base + 64 * uint64_t(op);
+      r.capacity = 64;
+      r.done = &done_a;
+      r.tag = next_tag(rng, reference.empty() ? Tag{0} : reference.back().tag) % 4;
+      queue.push(r);
+      reference.push_back(r);
+    } else {
+      const Tag wanted = rng() % 4;
+      const auto it = std::find_if(reference.begin(), reference.end(),
+                                   [&](const PostedRecv& r) { return r.tag == wanted; });
+      PostedRecv got;
+      ASSERT_EQ(queue.take(wanted, got), it != reference.end()) << op;
+      if (it == reference.end()) continue;
+      expect_same(got, *it, op);
+      taken++;
+      if (it != reference.begin()) behind++;
+      reference.erase(it);
+    }
+    ASSERT_EQ(queue.size(), reference.size());
+  }
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    expect_same(all[i], reference[i], -1);
+  EXPECT_GT(taken, 5000u);
+  EXPECT_GT(behind, 1000u);  // many were not the oldest of all
 }
 
 }  // namespace
