@@ -26,32 +26,91 @@ const params::IntParam cancel_wait_ms{
     "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
     "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
 
-bool is_message(Kind kind) {
-  return kind == Kind::send || kind == Kind::recv;
-}
-
-// A binary min-heap of step ids, so the executor posts ready steps lowest
-// id first. Its storage grows to the most steps ever ready at once and is
-// kept (pooled states reuse it), so a repeated call never allocates.
-class StepHeap {
+// Ready steps of one kind, lowest id first, so the executor posts ready
+// steps in step order. Steps mostly become ready in increasing id order (a
+// step's dependents are listed in order, and later steps tend to wait on
+// later ones), so while they do the steps are a sorted run taken from the
+// front; a step lower than the last turns the rest into a binary heap
+// until it is empty. A ring allgather makes N-1 receives ready at once and
+// takes them without N heap operations. The storage grows to the most
+// steps ever ready at once and is kept (pooled states reuse it), so a
+// repeated call never allocates.
+class ReadySteps {
  public:
-  bool empty() const { return ids_.empty(); }
-  void clear() { ids_.clear(); }
-  size_t size() const { return ids_.size(); }
-  StepId top() const { return ids_.front(); }
-  void push(StepId id) {
-    ids_.push_back(id);
-    std::push_heap(ids_.begin(), ids_.end(), std::greater<>());
+  bool empty() const { return head_ == ids_.size(); }
+  void clear() {
+    ids_.clear();
+    head_ = 0;
+    sorted_ = true;
   }
-  StepId pop() {
-    std::pop_heap(ids_.begin(), ids_.end(), std::greater<>());
-    const StepId id = ids_.back();
-    ids_.pop_back();
-    return id;
+  StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
+  void push(StepId id) {
+    if (!sorted_) {
+      heap_push(id);
+      return;
+    }
+    if (empty()) {
+      ids_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && head_ * 2 >= ids_.size()) {
+      // Mostly taken: drop the taken part, so the storage follows what is
+      // ready, not what ever was.
+      ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    if (empty() || ids_.back() < id) {
+      ids_.push_back(id);
+      return;
+    }
+    ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+    sorted_ = false;  // a sorted array is a heap already
+    heap_push(id);
+  }
+  // Takes out top().
+  void pop() {
+    if (sorted_) {
+      ++head_;
+      return;
+    }
+    heap_pop();
+    if (ids_.empty()) sorted_ = true;
   }
 
  private:
+  void heap_push(StepId id) {
+    size_t i = ids_.size();
+    ids_.push_back(id);
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (ids_[parent] <= id) break;
+      ids_[i] = ids_[parent];
+      i = parent;
+    }
+    ids_[i] = id;
+  }
+  void heap_pop() {
+    const StepId last = ids_.back();
+    ids_.pop_back();
+    const size_t n = ids_.size();
+    if (n == 0) return;
+    size_t i = 0;
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && ids_[child + 1] < ids_[child]) ++child;
+      if (last <= ids_[child]) break;
+      ids_[i] = ids_[child];
+      i = child;
+    }
+    ids_[i] = last;
+  }
+
+  // Sorted: ids_[head_, size) ascending, the rest taken. Else a binary
+  // min-heap of all of ids_ (head_ 0).
   std::vector<StepId> ids_;
+  size_t head_ = 0;
+  bool sorted_ = true;
 };
 
 }  // namespace
@@ -83,6 +142,12 @@ struct Execution::State {
   // schedule built for this rank. With a shift, the symmetry's block
   // layout, read by region_of.
   int shift = 0;
+  // Read on every step: the schedule's steps and limits, the graph's
+  // dependents (set by prepare()).
+  const Step* steps = nullptr;
+  const uint32_t* dependents_begin = nullptr;
+  const StepId* dependents = nullptr;
+  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
   const size_t* layout_offsets = nullptr;
   const size_t* layout_lengths = nullptr;
   size_t layout_blocks = 0;
@@ -94,7 +159,7 @@ struct Execution::State {
 
   // Invariant: a waiting step's cell counts its dependencies not yet done.
   StepCells cells;
-  StepHeap ready_local, ready_sends, ready_recvs;
+  ReadySteps ready_local, ready_sends, ready_recvs;
   uint32_t sends_in_flight = 0;
   uint32_t recvs_in_flight = 0;
   size_t completed = 0;
@@ -293,6 +358,11 @@ struct Execution::State {
     layout_offsets = sym.offsets.data();
     layout_lengths = sym.lengths.data();
     layout_blocks = sym.offsets.size();
+    steps = schedule->steps.data();
+    max_sends = schedule->max_sends;
+    max_recvs = schedule->max_recvs;
+    dependents_begin = graph->dependents_begin.data();
+    dependents = graph->dependents.data();
     cells.reset(*graph);
   }
 
@@ -303,7 +373,7 @@ struct Execution::State {
 
   // Queues a step whose cell says ready.
   void queue_ready(StepId id) {
-    switch (schedule->steps[id].kind) {
+    switch (steps[id].kind) {
       case Kind::send:
         ready_sends.push(id);
         break;
@@ -319,9 +389,8 @@ struct Execution::State {
   void complete(StepId id) {
     cells.finish(id);
     ++completed;
-    const StepGraph& g = *graph;
-    for (uint32_t i = g.dependents_begin[id]; i < g.dependents_begin[id + 1]; ++i) {
-      const StepId next = g.dependents[i];
+    for (uint32_t i = dependents_begin[id], end = dependents_begin[id + 1]; i < end; ++i) {
+      const StepId next = dependents[i];
       if (cells.satisfy_one(next)) queue_ready(next);
     }
   }
@@ -331,7 +400,7 @@ struct Execution::State {
   }
 
   void message_done(StepId id, const Status& status) {
-    const Step& raw = schedule->steps[id];
+    const Step& raw = steps[id];
     if (raw.kind == Kind::send)
       --sends_in_flight;
     else
@@ -378,7 +447,9 @@ struct Execution::State {
     complete(id);
   }
 
-  static void on_message(void* context, const Status& status) {
+  // Flattened: completing a step, making its dependents ready and posting
+  // them is one function (the simulator runs this for every message).
+  [[gnu::flatten]] static void on_message(void* context, const Status& status) {
     auto& state = *static_cast<State*>(ContextRegistry::owner(ContextRegistry::index_of(context)));
     state.message_done(ContextRegistry::step_of(context), status);
     if (state.orphaned) {
@@ -389,7 +460,7 @@ struct Execution::State {
   }
 
   void run_local(StepId id) {
-    const Step& raw = schedule->steps[id];
+    const Step& raw = steps[id];
     if (payload) {  // without payload a local step only keeps the order
       const Region src = region_of(raw.src);
       const Region dst = region_of(raw.dst);
@@ -405,7 +476,7 @@ struct Execution::State {
   }
 
   void post(StepId id) {
-    const Step& raw = schedule->steps[id];
+    const Step& raw = steps[id];
     cells.set(id, StepCells::kInFlight);
     const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
@@ -434,22 +505,25 @@ struct Execution::State {
   void pump_steps() {
     while (!error) {
       StepId best = kNoStep;
-      StepHeap* from = nullptr;
-      auto consider = [&](StepHeap& heap, bool allowed) {
-        if (allowed && !heap.empty() && heap.top() < best) {
-          best = heap.top();
-          from = &heap;
-        }
-      };
-      consider(ready_local, true);
-      consider(ready_sends, sends_in_flight < schedule->max_sends);
-      consider(ready_recvs, recvs_in_flight < schedule->max_recvs);
+      ReadySteps* from = nullptr;
+      if (!ready_local.empty()) {
+        best = ready_local.top();
+        from = &ready_local;
+      }
+      if (!ready_sends.empty() && sends_in_flight < max_sends && ready_sends.top() < best) {
+        best = ready_sends.top();
+        from = &ready_sends;
+      }
+      if (!ready_recvs.empty() && recvs_in_flight < max_recvs && ready_recvs.top() < best) {
+        best = ready_recvs.top();
+        from = &ready_recvs;
+      }
       if (from == nullptr) return;
       from->pop();
-      if (is_message(schedule->steps[best].kind))
-        post(best);
-      else
+      if (from == &ready_local)
         run_local(best);
+      else
+        post(best);
     }
   }
 

@@ -1,74 +1,23 @@
 #include "transport/sim/event_queue.hpp"
 
 #include <algorithm>
-#include <bit>
 
 namespace grove::sim {
-namespace {
 
-bool earlier(const Event& a, const Event& b) {
-  return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-}
-
-}  // namespace
-
-void EventQueue::Lane::append(const Event& e) {
-  if (count == ring.size()) {
-    // Grow, unrolling the ring so the oldest event is first.
-    std::vector<Event> bigger(std::max<size_t>(16, ring.size() * 2));
-    for (size_t i = 0; i < count; ++i)
-      bigger[i] = ring[(head + i) & (ring.size() - 1)];
-    ring.swap(bigger);
-    head = 0;
-  }
-  ring[(head + count) & (ring.size() - 1)] = e;
-  ++count;
-}
-
-int EventQueue::earliest() const {
-  int best = kLanes;
-  const Event* best_event = heap_.empty() ? nullptr : &heap_.front();
-  for (uint32_t busy = busy_; busy != 0; busy &= busy - 1) {
-    const int i = std::countr_zero(busy);
-    const Event& front = lanes_[i].front();
-    if (best_event == nullptr || earlier(front, *best_event)) {
-      best = i;
-      best_event = &front;
-    }
-  }
-  return best;
-}
-
-const Event& EventQueue::top() const {
-  const int i = earliest();
-  return i == kLanes ? heap_.front() : lanes_[i].front();
-}
-
-void EventQueue::push(const Event& e) {
-  ++size_;
-  Lane& lane = lanes_[e.kind];
-  // seq grows with every push, so not earlier in time means not earlier.
-  if (lane.count == 0 || lane.back().time <= e.time) {
-    lane.append(e);
-    busy_ |= 1u << e.kind;
-    return;
-  }
-  heap_push(e);
-}
-
-Event EventQueue::pop() {
-  --size_;
-  const int i = earliest();
-  if (i == kLanes) return heap_pop();
-  Lane& lane = lanes_[i];
-  const Event e = lane.front();
-  lane.head = (lane.head + 1) & (lane.ring.size() - 1);
-  if (--lane.count == 0) busy_ &= ~(1u << i);
-  return e;
+void EventQueue::Lane::grow() {
+  // Unrolls the ring so the oldest event is first.
+  const uint32_t bigger = capacity == 0 ? 16 : capacity * 2;
+  auto fresh = std::make_unique<Event[]>(bigger);
+  for (uint32_t i = 0; i < count; ++i)
+    fresh[i] = ring[(head + i) & (capacity - 1)];
+  ring = std::move(fresh);
+  capacity = bigger;
+  head = 0;
 }
 
 // A 4-ary min-heap: half the levels of a binary one.
 void EventQueue::heap_push(const Event& e) {
+  const bool was_empty = heap_.empty();
   size_t i = heap_.size();
   heap_.push_back(e);
   while (i > 0) {
@@ -78,6 +27,20 @@ void EventQueue::heap_push(const Event& e) {
     i = parent;
   }
   heap_[i] = e;
+  if (was_empty) {
+    enter(kHeap);
+    return;
+  }
+  if (i != 0) return;
+  // A new earliest event in the heap: move the heap up to its place.
+  int at = 0;
+  while (order_[at] != kHeap)
+    ++at;
+  while (at > 0 && earlier(e, front(order_[at - 1]))) {
+    order_[at] = order_[at - 1];
+    --at;
+  }
+  order_[at] = kHeap;
 }
 
 Event EventQueue::heap_pop() {
@@ -85,7 +48,10 @@ Event EventQueue::heap_pop() {
   const Event last = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();
-  if (n == 0) return top;
+  if (n == 0) {
+    leave_first();
+    return top;
+  }
   size_t i = 0;
   for (;;) {
     const size_t first = 4 * i + 1;
@@ -99,6 +65,7 @@ Event EventQueue::heap_pop() {
     i = best;
   }
   heap_[i] = last;
+  sink_first();
   return top;
 }
 

@@ -47,26 +47,24 @@ void RecvQueue::push(const PostedRecv& r) {
   if (r.tag != back_.tag)
     flags |=
         r.tag == tag::with_channel(back_.tag, tag::channel(back_.tag) + 1) ? kNextChannel : kTag;
-  // At most a flag byte, four 10-byte integers and a function pointer.
-  uint8_t out[1 + 4 * 10 + sizeof(CompletionFn)];
-  size_t n = 0;
-  out[n++] = flags;
+  std::vector<uint8_t>& out = packed_;
+  out.push_back(flags);
   auto put = [&](uint64_t v) {
     while (v >= 0x80) {
-      out[n++] = static_cast<uint8_t>(v | 0x80);
+      out.push_back(static_cast<uint8_t>(v | 0x80));
       v >>= 7;
     }
-    out[n++] = static_cast<uint8_t>(v);
+    out.push_back(static_cast<uint8_t>(v));
   };
   if (flags & kContext) put(zigzag(bits(r.context) - bits(back_.context)));
   if (flags & kData) put(zigzag(bits(r.data) - bits(back_.data)));
   if (flags & kCapacity) put(zigzag(uint64_t{r.capacity} - uint64_t{back_.capacity}));
   if (flags & kDone) {
-    std::memcpy(out + n, &r.done, sizeof(CompletionFn));
-    n += sizeof(CompletionFn);
+    uint8_t done[sizeof(CompletionFn)];
+    std::memcpy(done, &r.done, sizeof(CompletionFn));
+    out.insert(out.end(), done, done + sizeof(CompletionFn));
   }
   if (flags & kTag) put(zigzag(r.tag - back_.tag));
-  packed_.insert(packed_.end(), out, out + n);
   back_ = r;
 }
 

@@ -31,11 +31,8 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   ingress_free.assign(static_cast<size_t>(nodes), 0);
 }
 
-void SimWorld::Impl::push(Time time, EventKind kind, uint32_t id) {
-  events.push(Event{time, next_seq++, id, static_cast<uint8_t>(kind)});
-}
-
-bool SimWorld::Impl::step() {
+// Flattened: the event handlers are inlined into the loop that takes events.
+[[gnu::flatten]] bool SimWorld::Impl::step() {
   if (events.empty()) return false;
   const Event e = events.pop();
   now = e.time;
@@ -89,16 +86,20 @@ Time SimWorld::Impl::compute_wire_time(uint64_t bytes) const {
   return static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
 }
 
-// Stage 1: a worker thread takes the send (the one free first, lowest index
-// on ties). Egress-ready times of one rank never decrease, which with the
-// FIFO NIC stages keeps every pair's messages in sending order.
+// Stage 1: a worker thread takes the send: the one free first, or worker 0
+// when it is free now. Which of several free workers takes it changes
+// nothing: a worker's time is only ever used as max(now, free time), so
+// workers free by now are interchangeable. Egress-ready times of one rank
+// never decrease, which with the FIFO NIC stages keeps every pair's
+// messages in sending order.
 void SimWorld::Impl::dispatch_send(uint32_t id) {
   Message& m = messages[id];
   RankState& rank = ranks[static_cast<size_t>(m.src)];
   Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
   int best = 0;
-  for (int w = 1; w < threads; ++w)
-    if (pool[w] < pool[best]) best = w;
+  if (pool[0] > now)
+    for (int w = 1; w < threads; ++w)
+      if (pool[w] < pool[best]) best = w;
   if (pool[best] == kNever) {  // every worker holds a message on the wire
     m.next = kNone;
     if (rank.pending_tail == kNone)

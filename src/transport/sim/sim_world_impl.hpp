@@ -83,7 +83,9 @@ struct SimWorld::Impl {
   Impl(SimWorld* world, int size, SimConfig config);
 
   // --- engine (sim_world.cpp)
-  void push(Time time, EventKind kind, uint32_t id);
+  void push(Time time, EventKind kind, uint32_t id) {
+    events.push(Event{time, next_seq++, id, static_cast<uint8_t>(kind)});
+  }
   bool step();
   void dispatch_send(uint32_t id);
   void on_egress_ready(uint32_t id);
