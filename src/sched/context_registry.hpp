@@ -13,6 +13,7 @@
 // lock: an owner's slot is written before the owner posts anything, and the
 // transport's completion of a message happens after its posting.
 
+#include <atomic>
 #include <cstdint>
 
 #include "sched/schedule.hpp"
@@ -24,7 +25,11 @@ class ContextRegistry {
   // A free index (>= 1, so no token is null) now naming `owner`.
   static uint32_t add(void* owner);
   static void remove(uint32_t index);
-  static void* owner(uint32_t index);
+  // Inline: every message's completion looks its owner up.
+  static void* owner(uint32_t index) {
+    const std::atomic<void*>* block = blocks_[index >> kBlockBits].load(std::memory_order_acquire);
+    return block[index & (kBlockSlots - 1)].load(std::memory_order_acquire);
+  }
 
   static void* token(uint32_t index, StepId step) {
     return reinterpret_cast<void*>(static_cast<uintptr_t>(uint64_t{index} << 32 | step));
@@ -35,6 +40,16 @@ class ContextRegistry {
   static StepId step_of(const void* token) {
     return static_cast<StepId>(reinterpret_cast<uintptr_t>(token) & 0xffffffffu);
   }
+
+ private:
+  // Slots in blocks that never move once published, so a lookup needs no
+  // lock while another thread adds a block. Constant-initialised and
+  // trivially destructible: executor states may outlive static destruction
+  // (pooled per thread, orphaned with messages in flight).
+  static constexpr uint32_t kBlockBits = 12;
+  static constexpr uint32_t kBlockSlots = 1u << kBlockBits;
+  static constexpr uint32_t kMaxBlocks = 1u << 12;  // 16 M owners at once
+  static std::atomic<std::atomic<void*>*> blocks_[kMaxBlocks];
 };
 
 static_assert(sizeof(void*) == 8, "completion tokens need 64-bit pointers");

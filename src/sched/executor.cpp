@@ -37,10 +37,10 @@ const params::IntParam cancel_wait_ms{
 // repeated call never allocates.
 class ReadySteps {
  public:
-  bool empty() const { return head_ == ids_.size(); }
+  bool empty() const { return head_ == end_; }
   void clear() {
     ids_.clear();
-    head_ = 0;
+    head_ = end_ = 0;
     sorted_ = true;
   }
   StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
@@ -50,20 +50,17 @@ class ReadySteps {
       return;
     }
     if (empty()) {
-      ids_.clear();
-      head_ = 0;
-    } else if (head_ >= 64 && head_ * 2 >= ids_.size()) {
+      head_ = end_ = 0;
+    } else if (head_ >= 64 && head_ * 2 >= end_) {
       // Mostly taken: drop the taken part, so the storage follows what is
       // ready, not what ever was.
-      ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
+      drop_taken();
     }
-    if (empty() || ids_.back() < id) {
-      ids_.push_back(id);
+    if (empty() || ids_[end_ - 1] < id) {
+      append(id);
       return;
     }
-    ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
+    drop_taken();
     sorted_ = false;  // a sorted array is a heap already
     heap_push(id);
   }
@@ -74,13 +71,26 @@ class ReadySteps {
       return;
     }
     heap_pop();
-    if (ids_.empty()) sorted_ = true;
+    if (empty()) sorted_ = true;
   }
 
  private:
+  void append(StepId id) {
+    if (end_ == ids_.size())
+      ids_.push_back(id);
+    else
+      ids_[end_] = id;
+    ++end_;
+  }
+  void drop_taken() {
+    std::copy(ids_.begin() + static_cast<std::ptrdiff_t>(head_),
+              ids_.begin() + static_cast<std::ptrdiff_t>(end_), ids_.begin());
+    end_ -= head_;
+    head_ = 0;
+  }
   void heap_push(StepId id) {
-    size_t i = ids_.size();
-    ids_.push_back(id);
+    size_t i = end_;
+    append(id);
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
       if (ids_[parent] <= id) break;
@@ -90,9 +100,8 @@ class ReadySteps {
     ids_[i] = id;
   }
   void heap_pop() {
-    const StepId last = ids_.back();
-    ids_.pop_back();
-    const size_t n = ids_.size();
+    const StepId last = ids_[--end_];
+    const size_t n = end_;
     if (n == 0) return;
     size_t i = 0;
     for (;;) {
@@ -106,10 +115,10 @@ class ReadySteps {
     ids_[i] = last;
   }
 
-  // Sorted: ids_[head_, size) ascending, the rest taken. Else a binary
-  // min-heap of all of ids_ (head_ 0).
+  // Sorted: ids_[head_, end_) ascending, the rest taken. Else a binary
+  // min-heap in ids_[0, end_) (head_ 0). Storage beyond end_ is kept.
   std::vector<StepId> ids_;
-  size_t head_ = 0;
+  size_t head_ = 0, end_ = 0;
   bool sorted_ = true;
 };
 
@@ -145,6 +154,7 @@ struct Execution::State {
   // Read on every step: the schedule's steps and limits, the graph's
   // dependents (set by prepare()).
   const Step* steps = nullptr;
+  size_t step_total = 0;  // schedule->steps.size()
   const uint32_t* dependents_begin = nullptr;
   const StepId* dependents = nullptr;
   uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
@@ -240,6 +250,7 @@ struct Execution::State {
   void reset(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag) {
     transport = &t;
     schedule = std::move(s);
+    step_total = schedule->steps.size();
     buffers = b;
     base_tag = tag;
     sends_in_flight = recvs_in_flight = 0;
@@ -251,7 +262,7 @@ struct Execution::State {
     ready_recvs.clear();
   }
 
-  size_t step_count() const { return schedule->steps.size(); }
+  size_t step_count() const { return step_total; }
 
   // Step `id` as this rank runs it: the schedule's own, or its relabelled
   // copy (written to `copy`) when the schedule was built for another rank.

@@ -21,7 +21,7 @@ StepCells::~StepCells() {
 
 void StepCells::free_all() {
   for (uint8_t*& c : chunks_) {
-    if (c != nullptr && c != released()) delete[] c;
+    delete[] c;
     c = nullptr;
   }
   for (uint8_t* c : spares_)
@@ -42,7 +42,7 @@ void StepCells::reset(const StepGraph& graph) {
   shift_ = static_cast<uint32_t>(std::countr_zero(chunk_cells_));
   mask_ = static_cast<uint32_t>(chunk_cells_ - 1);
   for (uint8_t*& c : chunks_) {
-    if (c != nullptr && c != released()) spares_.push_back(c);
+    if (c != nullptr) spares_.push_back(c);
     c = nullptr;
   }
   in_use_ = 0;
@@ -59,8 +59,7 @@ void StepCells::reset(const StepGraph& graph) {
 }
 
 uint8_t* StepCells::open(size_t chunk) {
-  if (chunks_[chunk] == released())
-    throw Error(Errc::internal, "executor: a finished step was touched again");
+  if (released(chunk)) throw Error(Errc::internal, "executor: a finished step was touched again");
   uint8_t* cells;
   if (!spares_.empty()) {
     cells = spares_.back();
@@ -96,14 +95,14 @@ bool StepCells::satisfy_big(StepId id, uint8_t& c) {
 
 void StepCells::release(size_t chunk) {
   spares_.push_back(chunks_[chunk]);
-  chunks_[chunk] = released();
+  chunks_[chunk] = nullptr;
   --in_use_;
 }
 
 uint8_t StepCells::peek(StepId id) const {
   const uint8_t* chunk = chunks_[id >> shift_];
-  if (chunk == released()) return kDone;
   if (chunk != nullptr) return chunk[id & mask_];
+  if (released(id >> shift_)) return kDone;
   const uint32_t count = graph_->initial[id];
   return count <= kMaxCount ? static_cast<uint8_t>(count) : kBig;
 }

@@ -70,7 +70,8 @@ class StepCells {
  private:
   uint8_t& cell(StepId id) {
     uint8_t* chunk = chunks_[id >> shift_];
-    if (chunk == nullptr || chunk == released()) chunk = open(id >> shift_);
+    if (chunk == nullptr) [[unlikely]]
+      chunk = open(id >> shift_);
     return chunk[id & mask_];
   }
   uint8_t* open(size_t chunk);
@@ -80,9 +81,8 @@ class StepCells {
     const size_t first = chunk << shift_;
     return chunk_cells_ < steps_ - first ? chunk_cells_ : steps_ - first;
   }
-  // Marks a chunk whose steps are all done.
-  static uint8_t* released() { return &released_marker_; }
-  static inline uint8_t released_marker_ = 0;
+  // Every step of `chunk` done: its cells are gone (chunks_ null again).
+  bool released(size_t chunk) const { return done_[chunk] == steps_in(chunk); }
   void free_all();
 
   const StepGraph* graph_ = nullptr;
@@ -91,7 +91,7 @@ class StepCells {
   uint32_t mask_ = 0;
   size_t chunk_cells_ = 0;        // cells per chunk for this graph
   size_t spare_cells_ = 0;        // size of the chunks in spares_
-  std::vector<uint8_t*> chunks_;  // per chunk: nullptr (untouched), released(), or cells
+  std::vector<uint8_t*> chunks_;  // per chunk: cells, or nullptr (untouched or released)
   std::vector<uint32_t> done_;    // per chunk: steps done
   std::vector<uint8_t*> spares_;
   size_t in_use_ = 0;

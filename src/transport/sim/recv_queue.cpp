@@ -5,10 +5,12 @@
 namespace grove::sim {
 namespace {
 
-// Flag bits: which fields differ from the previous receive.
-// kNextChannel: the tag is the previous one's on the next channel (a ring's
-// receives), so it needs no integer.
-constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
+// Flag bits: which fields differ from the previous receive. kNextChannel:
+// the tag is the previous one's on the next channel (a ring's receives), so
+// it needs no integer. kRepeat alone: the receive differs from the previous
+// one as that one differed from its own predecessor (RecvQueue::Step).
+constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32,
+                  kRepeat = 64;
 
 uint64_t bits(const void* p) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
@@ -23,6 +25,10 @@ uint64_t unzigzag(uint64_t z) {
   return (z >> 1) ^ (~(z & 1) + 1);
 }
 
+Tag next_channel(Tag t) {
+  return tag::with_channel(t, tag::channel(t) + 1);
+}
+
 }  // namespace
 
 uint64_t RecvQueue::get(const std::vector<uint8_t>& in, size_t& at) {
@@ -34,19 +40,36 @@ uint64_t RecvQueue::get(const std::vector<uint8_t>& in, size_t& at) {
   }
 }
 
+RecvQueue::Step RecvQueue::step_between(const PostedRecv& from, const PostedRecv& to) {
+  Step step;
+  step.context = bits(to.context) - bits(from.context);
+  step.data = bits(to.data) - bits(from.data);
+  step.tag = to.tag == from.tag                 ? kTagSame
+             : to.tag == next_channel(from.tag) ? kTagNext
+                                                : kTagOther;
+  return step;
+}
+
 void RecvQueue::push(const PostedRecv& r) {
   if (count_++ == 0) {
-    front_ = back_ = r;
+    front_ = back_ = Cursor{r, Step{}, false};
+    return;
+  }
+  const PostedRecv& b = back_.last;
+  const Step step = step_between(b, r);
+  if (back_.has_step && step == back_.step && step.tag != kTagOther && r.capacity == b.capacity &&
+      r.done == b.done) {
+    packed_.push_back(kRepeat);
+    back_.last = r;
     return;
   }
   uint8_t flags = 0;
-  if (r.context != back_.context) flags |= kContext;
-  if (r.data != back_.data) flags |= kData;
-  if (r.capacity != back_.capacity) flags |= kCapacity;
-  if (r.done != back_.done) flags |= kDone;
-  if (r.tag != back_.tag)
-    flags |=
-        r.tag == tag::with_channel(back_.tag, tag::channel(back_.tag) + 1) ? kNextChannel : kTag;
+  if (step.context != 0) flags |= kContext;
+  if (step.data != 0) flags |= kData;
+  if (r.capacity != b.capacity) flags |= kCapacity;
+  if (r.done != b.done) flags |= kDone;
+  if (step.tag == kTagNext) flags |= kNextChannel;
+  if (step.tag == kTagOther) flags |= kTag;
   std::vector<uint8_t>& out = packed_;
   out.push_back(flags);
   auto put = [&](uint64_t v) {
@@ -56,21 +79,30 @@ void RecvQueue::push(const PostedRecv& r) {
     }
     out.push_back(static_cast<uint8_t>(v));
   };
-  if (flags & kContext) put(zigzag(bits(r.context) - bits(back_.context)));
-  if (flags & kData) put(zigzag(bits(r.data) - bits(back_.data)));
-  if (flags & kCapacity) put(zigzag(uint64_t{r.capacity} - uint64_t{back_.capacity}));
+  if (flags & kContext) put(zigzag(step.context));
+  if (flags & kData) put(zigzag(step.data));
+  if (flags & kCapacity) put(zigzag(uint64_t{r.capacity} - uint64_t{b.capacity}));
   if (flags & kDone) {
     uint8_t done[sizeof(CompletionFn)];
     std::memcpy(done, &r.done, sizeof(CompletionFn));
     out.insert(out.end(), done, done + sizeof(CompletionFn));
   }
-  if (flags & kTag) put(zigzag(r.tag - back_.tag));
-  back_ = r;
+  if (flags & kTag) put(zigzag(r.tag - b.tag));
+  back_ = Cursor{r, step, true};
 }
 
-PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, const PostedRecv& previous) {
+PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor) {
+  const PostedRecv& previous = cursor.last;
   PostedRecv r = previous;
   const uint8_t flags = in[at++];
+  if (flags == kRepeat) {
+    const Step& step = cursor.step;
+    r.context = reinterpret_cast<void*>(static_cast<uintptr_t>(bits(r.context) + step.context));
+    r.data = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(bits(r.data) + step.data));
+    if (step.tag == kTagNext) r.tag = next_channel(r.tag);
+    cursor.last = r;
+    return r;
+  }
   if (flags & kContext)
     r.context = reinterpret_cast<void*>(
         static_cast<uintptr_t>(bits(previous.context) + unzigzag(get(in, at))));
@@ -83,15 +115,18 @@ PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, const Pos
     std::memcpy(&r.done, in.data() + at, sizeof(CompletionFn));
     at += sizeof(CompletionFn);
   }
-  if (flags & kNextChannel) r.tag = tag::with_channel(previous.tag, tag::channel(previous.tag) + 1);
+  if (flags & kNextChannel) r.tag = next_channel(previous.tag);
   if (flags & kTag) r.tag = previous.tag + unzigzag(get(in, at));
+  cursor.step = step_between(previous, r);
+  cursor.has_step = true;
+  cursor.last = r;
   return r;
 }
 
 PostedRecv RecvQueue::pop_packed() {
-  const PostedRecv r = front_;
+  const PostedRecv r = front_.last;
   --count_;
-  front_ = read(packed_, head_, r);
+  read(packed_, head_, front_);
   if (head_ == packed_.size()) {
     packed_.clear();
     head_ = 0;
@@ -105,7 +140,7 @@ PostedRecv RecvQueue::pop_packed() {
 
 bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
   if (count_ == 0) return false;
-  if (front_.tag == tag && front_.context == context) {
+  if (front_.last.tag == tag && front_.last.context == context) {
     out = pop();
     return true;
   }
@@ -131,10 +166,11 @@ bool RecvQueue::take_later(Tag tag, bool by_context, const void* context, Posted
 std::vector<PostedRecv> RecvQueue::list() const {
   std::vector<PostedRecv> out;
   if (count_ == 0) return out;
-  out.push_back(front_);
+  out.push_back(front_.last);
+  Cursor cursor = front_;
   size_t at = head_;
   for (size_t i = 1; i < count_; ++i)
-    out.push_back(read(packed_, at, out.back()));
+    out.push_back(read(packed_, at, cursor));
   return out;
 }
 

@@ -4,12 +4,14 @@
 // sender: stream_table.hpp). The oldest is kept as is; the others are
 // packed, each as the difference from the one posted before it (a flag
 // byte, then a variable-length integer per field that changed; a tag on
-// the next channel of the previous one costs only its flag bit). A ring
-// allgather posts its N-1 receives at once on every rank, N(N-1) in all
-// (10^8 at 10,000 ranks); successive receives of one sender differ by a
-// constant context step, the next channel and at most a byte of length, so
-// each costs 2 to 4 bytes here instead of a 64-byte record. A queue with
-// one receive (most of them) packs nothing.
+// the next channel of the previous one costs only its flag bit), or as one
+// byte saying it differs from its predecessor exactly as that one differed
+// from its own (a step along a run). A ring allgather posts its N-1
+// receives at once on every rank, N(N-1) in all (10^8 at 10,000 ranks);
+// successive receives of one sender differ by a constant context step, the
+// next channel and a block's length, so most cost one byte here, the others
+// 2 to 5, instead of a 64-byte record, and packing or unpacking one is a
+// few comparisons. A queue with one receive (most of them) packs nothing.
 //
 // Matching takes the oldest receive of the message's tag. That is the
 // oldest of all (one comparison) whenever receives are matched in the
@@ -41,7 +43,7 @@ class RecvQueue {
   PostedRecv pop() {
     if (count_ == 1) {  // nothing packed behind it
       count_ = 0;
-      return front_;
+      return front_.last;
     }
     return pop_packed();
   }
@@ -49,7 +51,7 @@ class RecvQueue {
   // order; false when none has it.
   bool take(Tag tag, PostedRecv& out) {
     if (count_ == 0) return false;
-    if (front_.tag == tag) {
+    if (front_.last.tag == tag) {
       out = pop();
       return true;
     }
@@ -60,17 +62,35 @@ class RecvQueue {
   bool remove(Tag tag, const void* context, PostedRecv& out);
   // Every queued receive, oldest first, without removing any.
   std::vector<PostedRecv> list() const;
+  // Bytes the packed receives take (all but the oldest), for tests.
+  size_t packed_bytes() const { return packed_.size() - head_; }
 
  private:
+  // How a receive differs from the one before it: what a repeat repeats.
+  struct Step {
+    uint64_t context = 0;  // difference of the contexts' bits
+    uint64_t data = 0;     // difference of the data addresses
+    uint8_t tag = 0;       // kTagSame, kTagNext (channel) or kTagOther
+    bool operator==(const Step&) const = default;
+  };
+  static constexpr uint8_t kTagSame = 0, kTagNext = 1, kTagOther = 2;
+  static Step step_between(const PostedRecv& from, const PostedRecv& to);
+  // Where unpacking is: the receive read last and the step that led to it.
+  struct Cursor {
+    PostedRecv last;
+    Step step;
+    bool has_step = false;  // false for the oldest, which no step led to
+  };
   static uint64_t get(const std::vector<uint8_t>& in, size_t& at);
-  static PostedRecv read(const std::vector<uint8_t>& in, size_t& at, const PostedRecv& previous);
+  // The receive after cursor.last, read from in[at]; advances both.
+  static PostedRecv read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor);
   PostedRecv pop_packed();
   // The first receive after the oldest with `tag` (and `context` if
   // `by_context`), taken out by repacking the others.
   bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
 
-  PostedRecv front_;             // the oldest, when count_ > 0
-  PostedRecv back_;              // the newest, when count_ > 0: what the next push is relative to
+  Cursor front_;                 // the oldest (its `last`), when count_ > 0
+  Cursor back_;                  // the newest, when count_ > 0: what the next push is relative to
   std::vector<uint8_t> packed_;  // the others, oldest first, each relative to the one before
   size_t head_ = 0;              // first unread byte of packed_
   size_t count_ = 0;

@@ -1,4 +1,5 @@
-// Matching, active messages and the Transport calls of the simulator.
+// The Transport calls of the simulator: posting sends, receives (matched
+// against arrived messages), cancel, probe and active messages.
 
 #include <algorithm>
 #include <cstring>
@@ -57,7 +58,7 @@ void SimWorld::Impl::bad_peer(int rank, int peer, const char* what) const {
 void SimWorld::Impl::post_send(int src, int dst, Tag tag, const void* data, size_t length,
                                CompletionFn done, void* context) {
   check_peer(src, dst, "send to");
-  if (ranks[static_cast<size_t>(src)].failed) return;  // a departed rank does nothing
+  if (departed(src)) return;  // a departed rank does nothing
   const bool copy = config.data == DataMode::real;
   if (copy && length > 0 && data == nullptr) {
     throw Error(Errc::invalid_argument,
@@ -87,7 +88,7 @@ void SimWorld::Impl::post_send(int src, int dst, Tag tag, const void* data, size
 
 void SimWorld::Impl::post_am(int src, int dst, uint16_t id, std::span<const std::byte> payload) {
   check_peer(src, dst, "active message to");
-  if (ranks[static_cast<size_t>(src)].failed) return;
+  if (departed(src)) return;
   const uint32_t mid = new_message();
   Message& m = messages[mid];
   m.src = src;
@@ -103,63 +104,6 @@ void SimWorld::Impl::post_am(int src, int dst, uint16_t id, std::span<const std:
   m.payload.assign(payload.begin(), payload.end());  // AMs always carry bytes
   stats.ams_sent++;
   dispatch_send(mid);
-}
-
-Time SimWorld::Impl::receive_time(int rank, uint64_t bytes) {
-  Time& free = ranks[static_cast<size_t>(rank)].rx_free;
-  if (config.model == CostModel::plogp) {
-    const Time at = std::max(now, free);
-    free = at + from_micros(config.plogp->or_us(static_cast<double>(bytes)));
-    return at;
-  }
-  free = std::max(now, free) + recv_ps;
-  return free;
-}
-
-// Stage 5: the message's last byte is at the receiver.
-void SimWorld::Impl::on_deliver(uint32_t id) {
-  Message& m = messages[id];
-  const int dst = m.dst;
-  if (ranks[static_cast<size_t>(m.src)].failed || ranks[static_cast<size_t>(dst)].failed) {
-    stats.dropped++;
-    release(id);
-    return;
-  }
-  if (trace) {
-    trace->record(TraceRecord{m.posted, m.wire, now, m.src, dst, m.length,
-                              m.am ? static_cast<uint32_t>(m.tag) : tag::channel(m.tag), m.am});
-  }
-  if (m.am) {
-    const uint64_t key = static_cast<uint64_t>(dst) << 16 | m.tag;
-    if (handlers.count(key) == 0) {
-      held_ams[key].push_back(id);
-      return;
-    }
-    const Time at = receive_time(dst, m.length);
-    if (at == now)
-      on_am_handle(id);
-    else
-      push(at, EventKind::am_handle, id);
-    return;
-  }
-  uint32_t sid = stream_of(dst, m.src);
-  if (sid != kNone) {
-    PostedRecv r;
-    if (streams.at(sid).posted.take(m.tag, r)) {
-      drop_if_unused(sid, dst);
-      match(dst, r, id, true);
-      return;
-    }
-  }
-  m.order = next_order++;
-  m.next = kNone;
-  if (sid == kNone) sid = stream_for(dst, m.src);
-  Stream& stream = streams.at(sid);
-  if (stream.arrived_tail == kNone)
-    stream.arrived_head = id;
-  else
-    messages[stream.arrived_tail].next = id;
-  stream.arrived_tail = id;
 }
 
 uint32_t SimWorld::Impl::stream_for(int dst, int src) {
@@ -190,68 +134,10 @@ uint32_t SimWorld::Impl::take_arrived(Stream& stream, Tag tag) {
   return mid;
 }
 
-void SimWorld::Impl::match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok) {
-  const Message& m = messages[mid];
-  Status status{true, Errc::internal, m.length};
-  size_t copy = m.length;
-  if (m.length > r.capacity) {
-    // Like UCX and MPI: the first `capacity` bytes land, the receive fails.
-    status = Status{false, Errc::truncated, r.capacity};
-    copy = r.capacity;
-  }
-  if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, m.payload.data(), copy);
-  stats.messages_received++;
-  stats.bytes_received += m.length;
-  const int src = m.src;
-  const Tag tag = m.tag;
-  const Time at = receive_time(dst, m.length);
-  release(mid);
-  if (inline_ok && at == now) {
-    r.done(r.context, status);
-    notify(dst);
-    return;
-  }
-  const uint32_t rid = new_receive(dst, src, tag, r);
-  receives[rid].status = status;
-  push(at, EventKind::recv_complete, rid);
-}
-
-void SimWorld::Impl::on_recv_complete(uint32_t rid) {
-  const Receive r = receives[rid];
-  free_receives.push_back(rid);
-  if (ranks[static_cast<size_t>(r.dst)].failed) return;
-  r.done(r.context, r.status);
-  notify(r.dst);
-}
-
-void SimWorld::Impl::on_am_handle(uint32_t mid) {
-  const int dst = messages[mid].dst;
-  const int src = messages[mid].src;
-  const uint64_t key = static_cast<uint64_t>(dst) << 16 | messages[mid].tag;
-  if (ranks[static_cast<size_t>(dst)].failed) {
-    release(mid);
-    return;
-  }
-  auto it = handlers.find(key);
-  if (it == handlers.end()) {  // unregistered meanwhile: hold until one is set
-    held_ams[key].push_back(mid);
-    return;
-  }
-  // A copy: the handler may replace itself. The payload's storage stays put
-  // while the pool grows (vectors move their buffers).
-  const AmHandler handler = it->second;
-  const std::byte* data = messages[mid].payload.data();
-  const size_t length = messages[mid].payload.size();
-  stats.ams_delivered++;
-  handler(src, std::span<const std::byte>(data, length));
-  notify(dst);
-  release(mid);
-}
-
 void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t capacity,
                                CompletionFn done, void* context) {
   check_peer(dst, src, "recv from");
-  if (ranks[static_cast<size_t>(dst)].failed) return;
+  if (departed(dst)) return;
   if (config.data == DataMode::real && capacity > 0 && data == nullptr) {
     throw Error(Errc::invalid_argument,
                 fmt::format("simulator rank {}: recv of {} bytes from {} into a null buffer", dst,
@@ -268,7 +154,7 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
       return;
     }
   }
-  if (ranks[static_cast<size_t>(src)].failed) {
+  if (departed(src)) {
     const uint32_t rid = new_receive(dst, src, tag, posted_recv);
     receives[rid].status = Status{false, Errc::peer_failed, 0};
     push(now, EventKind::recv_complete, rid);

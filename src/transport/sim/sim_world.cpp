@@ -1,6 +1,9 @@
-// The event engine and the network stages of the model in sim_config.hpp.
+// The event engine, the network stages of the model in sim_config.hpp and
+// matching a delivered message: the per-message path, in one file so the
+// event loop inlines it.
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -31,7 +34,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   ingress_free.assign(static_cast<size_t>(nodes), 0);
 }
 
-// Flattened: the event handlers are inlined into the loop that takes events.
+// Flattened, as run_some: the event handlers are inlined where events are taken.
 [[gnu::flatten]] bool SimWorld::Impl::step() {
   if (events.empty()) return false;
   const Event e = events.pop();
@@ -61,6 +64,17 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
       break;
   }
   return true;
+}
+
+[[gnu::flatten]] uint64_t SimWorld::Impl::run_some(uint64_t max_events, Time deadline) {
+  uint64_t done = 0;
+  while (done < max_events && !stop_requested && !events.empty() &&
+         (deadline == kNever || events.top().time <= deadline)) {
+    step();
+    ++done;
+  }
+  stop_requested = false;
+  return done;
 }
 
 Time SimWorld::Impl::jittered_cost(uint64_t bytes) {
@@ -126,13 +140,13 @@ void SimWorld::Impl::dispatch_send(uint32_t id) {
 // Stage 2: the node's NIC egress, FIFO in order of readiness.
 void SimWorld::Impl::on_egress_ready(uint32_t id) {
   Message& m = messages[id];
-  if (ranks[static_cast<size_t>(m.src)].failed) {
+  if (departed(m.src)) {
     stats.dropped++;
     m.refs = 1;
     release(id);
     return;
   }
-  if (ranks[static_cast<size_t>(m.dst)].failed) {
+  if (departed(m.dst)) {
     m.send_status = Status{false, Errc::peer_failed, 0};
     stats.dropped++;
     m.refs = 1;  // no delivery
@@ -169,6 +183,121 @@ void SimWorld::Impl::on_head_arrival(uint32_t id) {
   push(free, EventKind::deliver, id);
 }
 
+Time SimWorld::Impl::receive_time(int rank, uint64_t bytes) {
+  Time& free = ranks[static_cast<size_t>(rank)].rx_free;
+  if (config.model == CostModel::plogp) {
+    const Time at = std::max(now, free);
+    free = at + from_micros(config.plogp->or_us(static_cast<double>(bytes)));
+    return at;
+  }
+  free = std::max(now, free) + recv_ps;
+  return free;
+}
+
+// Stage 5: the message's last byte is at the receiver.
+void SimWorld::Impl::on_deliver(uint32_t id) {
+  Message& m = messages[id];
+  const int dst = m.dst;
+  if (departed(m.src) || departed(dst)) {
+    stats.dropped++;
+    release(id);
+    return;
+  }
+  if (trace) {
+    trace->record(TraceRecord{m.posted, m.wire, now, m.src, dst, m.length,
+                              m.am ? static_cast<uint32_t>(m.tag) : tag::channel(m.tag), m.am});
+  }
+  if (m.am) {
+    const uint64_t key = static_cast<uint64_t>(dst) << 16 | m.tag;
+    if (handlers.count(key) == 0) {
+      held_ams[key].push_back(id);
+      return;
+    }
+    const Time at = receive_time(dst, m.length);
+    if (at == now)
+      on_am_handle(id);
+    else
+      push(at, EventKind::am_handle, id);
+    return;
+  }
+  uint32_t sid = stream_of(dst, m.src);
+  if (sid != kNone) {
+    PostedRecv r;
+    if (streams.at(sid).posted.take(m.tag, r)) {
+      drop_if_unused(sid, dst);
+      match(dst, r, id, true);
+      return;
+    }
+  }
+  m.order = next_order++;
+  m.next = kNone;
+  if (sid == kNone) sid = stream_for(dst, m.src);
+  Stream& stream = streams.at(sid);
+  if (stream.arrived_tail == kNone)
+    stream.arrived_head = id;
+  else
+    messages[stream.arrived_tail].next = id;
+  stream.arrived_tail = id;
+}
+
+void SimWorld::Impl::match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok) {
+  const Message& m = messages[mid];
+  Status status{true, Errc::internal, m.length};
+  size_t copy = m.length;
+  if (m.length > r.capacity) {
+    // Like UCX and MPI: the first `capacity` bytes land, the receive fails.
+    status = Status{false, Errc::truncated, r.capacity};
+    copy = r.capacity;
+  }
+  if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, m.payload.data(), copy);
+  stats.messages_received++;
+  stats.bytes_received += m.length;
+  const int src = m.src;
+  const Tag tag = m.tag;
+  const Time at = receive_time(dst, m.length);
+  release(mid);
+  if (inline_ok && at == now) {
+    r.done(r.context, status);
+    notify(dst);
+    return;
+  }
+  const uint32_t rid = new_receive(dst, src, tag, r);
+  receives[rid].status = status;
+  push(at, EventKind::recv_complete, rid);
+}
+
+void SimWorld::Impl::on_recv_complete(uint32_t rid) {
+  const Receive r = receives[rid];
+  free_receives.push_back(rid);
+  if (departed(r.dst)) return;
+  r.done(r.context, r.status);
+  notify(r.dst);
+}
+
+void SimWorld::Impl::on_am_handle(uint32_t mid) {
+  const int dst = messages[mid].dst;
+  const int src = messages[mid].src;
+  const uint64_t key = static_cast<uint64_t>(dst) << 16 | messages[mid].tag;
+  if (departed(dst)) {
+    release(mid);
+    return;
+  }
+  auto it = handlers.find(key);
+  if (it == handlers.end()) {  // unregistered meanwhile: hold until one is set
+    held_ams[key].push_back(mid);
+    return;
+  }
+  // A copy: the handler may replace itself. The payload's storage stays put
+  // while the pool grows (vectors move their buffers).
+  const AmHandler handler = it->second;
+  const std::byte* data = messages[mid].payload.data();
+  const size_t length = messages[mid].payload.size();
+  stats.ams_delivered++;
+  handler(src, std::span<const std::byte>(data, length));
+  notify(dst);
+  release(mid);
+}
+
 void SimWorld::Impl::release_worker(Message& m) {
   if (m.worker == kNone) return;
   Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
@@ -187,7 +316,7 @@ void SimWorld::Impl::on_send_done(uint32_t id) {
   Message& m = messages[id];
   release_worker(m);
   const int src = m.src;
-  if (!ranks[static_cast<size_t>(src)].failed && m.done) {
+  if (!departed(src) && m.done) {
     const Status status = m.send_status;
     CompletionFn done = m.done;
     void* context = m.context;
@@ -213,6 +342,7 @@ void SimWorld::Impl::on_fail(int rank) {
   RankState& state = ranks[static_cast<size_t>(rank)];
   if (state.failed) return;
   state.failed = true;
+  any_departed = true;
   // Receives posted for the departed rank, in a fixed order (by receiver,
   // sender, tag, then posting order) so the run stays deterministic.
   std::vector<uint32_t> touched;
@@ -295,15 +425,7 @@ bool SimWorld::run_until(const std::function<bool()>& pred, Time deadline) {
   return true;
 }
 uint64_t SimWorld::run_some(uint64_t max_events, Time deadline) {
-  Impl& w = *impl_;
-  uint64_t done = 0;
-  while (done < max_events && !w.stop_requested && !w.events.empty() &&
-         (deadline == kNever || w.events.top().time <= deadline)) {
-    w.step();
-    ++done;
-  }
-  w.stop_requested = false;
-  return done;
+  return impl_->run_some(max_events, deadline);
 }
 void SimWorld::stop() {
   impl_->stop_requested = true;

@@ -1,6 +1,8 @@
 #pragma once
-// SimWorld's internals, shared by sim_world.cpp (the event engine and the
-// network stages) and sim_transport.cpp (matching and the Transport calls).
+// SimWorld's internals, shared by sim_world.cpp (the event engine, the
+// network stages and matching a delivered message) and sim_transport.cpp
+// (the Transport calls: posting, receives matching arrived messages,
+// cancel, probe, active messages).
 
 #include <cstdint>
 #include <deque>
@@ -87,10 +89,18 @@ struct SimWorld::Impl {
     events.push(Event{time, next_seq++, id, static_cast<uint8_t>(kind)});
   }
   bool step();
+  uint64_t run_some(uint64_t max_events, Time deadline);  // SimWorld::run_some
   void dispatch_send(uint32_t id);
   void on_egress_ready(uint32_t id);
   void on_head_arrival(uint32_t id);
   void on_deliver(uint32_t id);
+  // Matches message `mid` to receive `r` of rank `dst` at now; completes
+  // inline when allowed and due now, else at the receive thread's time (a
+  // Receive record waits for it then).
+  void match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok);
+  void on_recv_complete(uint32_t rid);
+  void on_am_handle(uint32_t mid);
+  Time receive_time(int rank, uint64_t bytes);
   void on_send_done(uint32_t id);
   void on_fail(int rank);
   void release_worker(Message& m);
@@ -111,6 +121,8 @@ struct SimWorld::Impl {
   Time compute_wire_time(uint64_t bytes) const;
   Time latency() const { return latency_ps; }
   int node_of(int rank) const { return rank / config.ranks_per_node; }
+  // Whether `rank` departed (SimWorld::fail); one test while none has.
+  bool departed(int rank) const { return any_departed && ranks[static_cast<size_t>(rank)].failed; }
   void notify(int rank) {
     if (observer) observer(observer_context, rank);
   }
@@ -142,13 +154,6 @@ struct SimWorld::Impl {
   void cancel_recv(int dst, int src, Tag tag, void* context);
   void set_handler(int rank, uint16_t id, AmHandler handler);
   std::optional<Transport::Probe> probe(int rank, int peer, Tag tag, Tag mask) const;
-  // Matches message `mid` to receive `r` of rank `dst` at now; completes
-  // inline when allowed and due now, else at the receive thread's time (a
-  // Receive record waits for it then).
-  void match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok);
-  void on_recv_complete(uint32_t rid);
-  void on_am_handle(uint32_t mid);
-  Time receive_time(int rank, uint64_t bytes);
   void check_peer(int rank, int peer, const char* what) const {
     if (peer < 0 || peer >= size) [[unlikely]]
       bad_peer(rank, peer, what);
@@ -198,6 +203,7 @@ struct SimWorld::Impl {
   SimWorld::ActivityFn observer = nullptr;
   void* observer_context = nullptr;
   bool stop_requested = false;  // SimWorld::stop()
+  bool any_departed = false;    // some rank's RankState::failed is set
   Stats stats;
 };
 

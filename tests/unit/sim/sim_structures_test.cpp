@@ -142,6 +142,46 @@ TEST(SimRecvQueue, GivesBackWhatWasPostedInOrder) {
   }
 }
 
+// A ring's receives: a constant context step, blocks of two lengths in
+// runs, the next channel each time. Steps equal to the previous one pack to
+// one byte; the others and every receive come back exactly, through pops
+// and a removal that repacks.
+TEST(SimRecvQueue, RunsOfEqualStepsPackToOneByteEachAndComeBackExactly) {
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  auto* base = reinterpret_cast<std::byte*>(uintptr_t{1} << 40);
+  size_t offset = 0;
+  constexpr int kCount = 5000;
+  for (int i = 0; i < kCount; ++i) {
+    const size_t length = i < 1700 || (i > 3000 && i % 500 != 7) ? 3496 : 3495;
+    PostedRecv r;
+    r.context = reinterpret_cast<void*>(uintptr_t{0x700000000} + 2 * uint64_t(i));
+    r.data = base + offset;
+    r.capacity = length;
+    r.done = i == 4000 ? &done_b : &done_a;
+    r.tag = tag::with_channel(tag::make(1, 0, tag::Topology::none, 0, 0), static_cast<uint32_t>(i));
+    offset += length;
+    queue.push(r);
+    reference.push_back(r);
+  }
+  // A few dozen receives break the run (where the length or the completion
+  // changes, and the step after each); every other costs its one byte.
+  EXPECT_LT(queue.packed_bytes(), size_t{kCount} + 300);
+  PostedRecv got;
+  ASSERT_TRUE(queue.remove(reference[2500].tag, reference[2500].context, got));
+  expect_same(got, reference[2500], 2500);
+  reference.erase(reference.begin() + 2500);
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    expect_same(all[i], reference[i], static_cast<int>(i));
+  for (int i = 0; !reference.empty(); ++i) {
+    expect_same(queue.pop(), reference.front(), i);
+    reference.pop_front();
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
 // remove(): a cancelled receive leaves the queue wherever it is (oldest,
 // middle or newest) and the others come out in their order, unchanged.
 TEST(SimRecvQueue, RemoveTakesOutOneAndKeepsTheRestInOrder) {
