@@ -257,8 +257,9 @@ SimEstimate estimate_sim(const SimJob& job, const sim::SimConfig& config, SimSch
                             static_cast<double>(p.peak_recvs * sim::SimWorld::receive_footprint() +
                                                 p.streams * sim::SimWorld::stream_footprint()));
   }
-  // sim_run's own per-rank vectors: the execution pointer, the completion time.
-  e.world_memory = n * static_cast<double>(sim::SimWorld::rank_footprint(config) + 16);
+  // sim_run's own per-rank vectors: the execution pointer, the completion
+  // time, the end notice's context.
+  e.world_memory = n * static_cast<double>(sim::SimWorld::rank_footprint(config) + 32);
   if (config.data == sim::DataMode::real) {
     const double seen_ranks = static_cast<double>(sample.own.size()) +
                               static_cast<double>(sample.others.size()) * per_other;

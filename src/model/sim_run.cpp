@@ -87,8 +87,29 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
   for (int rank = 0; rank < job.size; ++rank)
     runs[static_cast<size_t>(rank)]->start();
   result.build_seconds = seconds_since(wall_start);
+  // Each execution says when it ends, instead of being asked after every
+  // completion.
   using Finish = decltype(finish);
-  world.set_activity_observer([](void* f, int rank) { (*static_cast<Finish*>(f))(rank); }, &finish);
+  struct Ender {
+    Finish* end;
+    int rank;
+  };
+  std::vector<Ender> enders(n);
+  for (int rank = 0; rank < job.size; ++rank) {
+    enders[static_cast<size_t>(rank)] = Ender{&finish, rank};
+    runs[static_cast<size_t>(rank)]->notify_when_done(
+        [](void* e) { (*static_cast<Ender*>(e)->end)(static_cast<Ender*>(e)->rank); },
+        &enders[static_cast<size_t>(rank)]);
+  }
+  // Executions still running when this returns or throws are destroyed
+  // (and aborted) after `finish` and `enders`: they must not notify.
+  struct Unhook {
+    std::vector<std::unique_ptr<sched::Execution>>& runs;
+    ~Unhook() {
+      for (auto& run : runs)
+        if (run) run->notify_when_done(nullptr, nullptr);
+    }
+  } unhook{runs};
   for (int rank = 0; rank < job.size; ++rank)
     finish(rank);
 
@@ -110,7 +131,6 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
     if (remaining == 0 || failure || processed < kCheckEvery) break;
     if (options.progress) report();
   }
-  world.set_activity_observer(nullptr, nullptr);
   if (failure) throw Error(failure->code(), fmt::format("{}: {}", job.what, failure->what()));
   if (remaining > 0) {
     int stuck = 0;

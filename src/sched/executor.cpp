@@ -182,6 +182,8 @@ struct Execution::State {
   // state then lives until the transport reports the last of them.
   bool orphaned = false;
   std::optional<Error> error;
+  Execution::DoneFn done_fn = nullptr;  // notify_when_done
+  void* done_context = nullptr;
   // Names this state in completion contexts (ContextRegistry): a message's
   // context is (context_index, step), so in-flight messages cost nothing here.
   const uint32_t context_index;
@@ -257,6 +259,7 @@ struct Execution::State {
     completed = 0;
     started = pumping = orphaned = false;
     error.reset();
+    done_fn = nullptr;
     ready_local.clear();
     ready_sends.clear();
     ready_recvs.clear();
@@ -467,7 +470,18 @@ struct Execution::State {
       if (state.sends_in_flight + state.recvs_in_flight == 0) delete &state;
       return;
     }
-    if (!state.pumping) state.pump();
+    if (state.pumping) return;  // the outer pump and its caller go on
+    state.pump();
+    state.maybe_notify_done();
+  }
+
+  bool finished() const { return started && (error || completed == step_total); }
+  // Last thing its caller does: the callback may destroy the execution.
+  void maybe_notify_done() {
+    if (done_fn == nullptr || !finished()) return;
+    const Execution::DoneFn fn = done_fn;
+    done_fn = nullptr;
+    fn(done_context);
   }
 
   void run_local(StepId id) {
@@ -649,10 +663,16 @@ void Execution::start() {
   for (const StepId id : s.graph->roots)
     s.make_ready(id);
   s.pump();
+  s.maybe_notify_done();
 }
 
 bool Execution::done() const {
-  return state_->started && (state_->error || state_->completed == state_->step_count());
+  return state_->finished();
+}
+
+void Execution::notify_when_done(DoneFn fn, void* context) {
+  state_->done_fn = fn;
+  state_->done_context = context;
 }
 
 const std::optional<Error>& Execution::error() const {

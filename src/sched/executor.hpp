@@ -68,6 +68,12 @@ class Execution {
 
   void start();
   bool done() const;  // completed or failed
+  // Calls fn(context) once, at the end of the completion (or of start())
+  // that makes done() true; a caller with many executions learns when each
+  // ends without asking each after every completion. Not called if done()
+  // is already true, nor by abort(). fn may destroy the execution.
+  using DoneFn = void (*)(void* context);
+  void notify_when_done(DoneFn fn, void* context);
   const std::optional<Error>& error() const;
   // Pending steps, for timeout and mismatch messages ("recv from 3 on channel 1").
   std::string describe_pending() const;

@@ -54,7 +54,9 @@ void StepCells::reset(const StepGraph& graph) {
   }
   const size_t count = (n + chunk_cells_ - 1) / chunk_cells_;
   chunks_.assign(count, nullptr);
-  done_.assign(count, 0);
+  left_.resize(count);
+  for (size_t c = 0; c < count; ++c)
+    left_[c] = static_cast<uint32_t>(steps_in(c));
   big_.clear();
 }
 

@@ -57,7 +57,7 @@ class StepCells {
   void finish(StepId id) {
     const size_t chunk = id >> shift_;
     cell(id) = kDone;
-    if (++done_[chunk] == steps_in(chunk)) release(chunk);
+    if (--left_[chunk] == 0) release(chunk);
   }
   // The state of `id` without touching it (kDone for a freed chunk, the
   // initial dependency count, capped at kBig, for an untouched one).
@@ -82,7 +82,7 @@ class StepCells {
     return chunk_cells_ < steps_ - first ? chunk_cells_ : steps_ - first;
   }
   // Every step of `chunk` done: its cells are gone (chunks_ null again).
-  bool released(size_t chunk) const { return done_[chunk] == steps_in(chunk); }
+  bool released(size_t chunk) const { return left_[chunk] == 0; }
   void free_all();
 
   const StepGraph* graph_ = nullptr;
@@ -92,7 +92,7 @@ class StepCells {
   size_t chunk_cells_ = 0;        // cells per chunk for this graph
   size_t spare_cells_ = 0;        // size of the chunks in spares_
   std::vector<uint8_t*> chunks_;  // per chunk: cells, or nullptr (untouched or released)
-  std::vector<uint32_t> done_;    // per chunk: steps done
+  std::vector<uint32_t> left_;    // per chunk: steps not done
   std::vector<uint8_t*> spares_;
   size_t in_use_ = 0;
   std::vector<std::pair<StepId, uint32_t>> big_;  // counts above kMaxCount

@@ -30,6 +30,13 @@ struct Event {
   uint8_t kind;
 };
 
+// What the engine needs of an event it takes: small enough for registers.
+struct Taken {
+  Time time;
+  uint32_t id;
+  uint8_t kind;
+};
+
 class EventQueue {
  public:
   static constexpr int kLanes = 8;  // one per event kind (kind < kLanes)
@@ -54,18 +61,22 @@ class EventQueue {
     heap_push(e);
   }
   // The earliest pending event, taken out; the queue must not be empty.
-  Event pop() {
+  Taken pop() {
     --size_;
     const int source = order_[0];
-    if (source == kHeap) return heap_pop();
+    if (source == kHeap) {
+      const Event e = heap_pop();
+      return Taken{e.time, e.id, e.kind};
+    }
     Lane& lane = lanes_[source];
-    const Event e = lane.ring[lane.head];
+    const Event& e = lane.ring[lane.head];
+    const Taken taken{e.time, e.id, e.kind};
     lane.head = (lane.head + 1) & (lane.capacity - 1);
     if (--lane.count == 0)
       leave_first();
     else
       sink_first();
-    return e;
+    return taken;
   }
 
  private:

@@ -50,17 +50,15 @@ RecvQueue::Step RecvQueue::step_between(const PostedRecv& from, const PostedRecv
   return step;
 }
 
-void RecvQueue::push(const PostedRecv& r) {
-  if (count_++ == 0) {
-    front_ = back_ = Cursor{r, Step{}, false};
-    return;
-  }
-  const PostedRecv& b = back_.last;
+void RecvQueue::push_packed(const PostedRecv& r) {
+  const Cursor& back = count_ == 1 ? front_ : back_;
+  const PostedRecv& b = back.last;
   const Step step = step_between(b, r);
-  if (back_.has_step && step == back_.step && step.tag != kTagOther && r.capacity == b.capacity &&
+  ++count_;
+  if (back.has_step && step == back.step && step.tag != kTagOther && r.capacity == b.capacity &&
       r.done == b.done) {
     packed_.push_back(kRepeat);
-    back_.last = r;
+    back_.last = r;  // back is back_: front_ has no step
     return;
   }
   uint8_t flags = 0;
@@ -91,18 +89,17 @@ void RecvQueue::push(const PostedRecv& r) {
   back_ = Cursor{r, step, true};
 }
 
-PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor) {
-  const PostedRecv& previous = cursor.last;
-  PostedRecv r = previous;
+void RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor) {
+  PostedRecv& r = cursor.last;
   const uint8_t flags = in[at++];
   if (flags == kRepeat) {
     const Step& step = cursor.step;
     r.context = reinterpret_cast<void*>(static_cast<uintptr_t>(bits(r.context) + step.context));
     r.data = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(bits(r.data) + step.data));
     if (step.tag == kTagNext) r.tag = next_channel(r.tag);
-    cursor.last = r;
-    return r;
+    return;
   }
+  const PostedRecv previous = r;
   if (flags & kContext)
     r.context = reinterpret_cast<void*>(
         static_cast<uintptr_t>(bits(previous.context) + unzigzag(get(in, at))));
@@ -119,13 +116,9 @@ PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& c
   if (flags & kTag) r.tag = previous.tag + unzigzag(get(in, at));
   cursor.step = step_between(previous, r);
   cursor.has_step = true;
-  cursor.last = r;
-  return r;
 }
 
-PostedRecv RecvQueue::pop_packed() {
-  const PostedRecv r = front_.last;
-  --count_;
+void RecvQueue::read_next() {
   read(packed_, head_, front_);
   if (head_ == packed_.size()) {
     packed_.clear();
@@ -135,7 +128,6 @@ PostedRecv RecvQueue::pop_packed() {
     packed_.erase(packed_.begin(), packed_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
   }
-  return r;
 }
 
 bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
@@ -169,8 +161,10 @@ std::vector<PostedRecv> RecvQueue::list() const {
   out.push_back(front_.last);
   Cursor cursor = front_;
   size_t at = head_;
-  for (size_t i = 1; i < count_; ++i)
-    out.push_back(read(packed_, at, cursor));
+  for (size_t i = 1; i < count_; ++i) {
+    read(packed_, at, cursor);
+    out.push_back(cursor.last);
+  }
   return out;
 }
 

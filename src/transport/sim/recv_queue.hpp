@@ -38,21 +38,27 @@ class RecvQueue {
  public:
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
-  void push(const PostedRecv& r);
+  void push(const PostedRecv& r) {
+    if (count_ == 0) {  // the oldest is kept as is
+      front_.last = r;
+      front_.has_step = false;
+      count_ = 1;
+      return;
+    }
+    push_packed(r);
+  }
   // The oldest; the queue must not be empty.
   PostedRecv pop() {
-    if (count_ == 1) {  // nothing packed behind it
-      count_ = 0;
-      return front_.last;
-    }
-    return pop_packed();
+    PostedRecv out;
+    pop_into(out);
+    return out;
   }
   // Takes out the oldest receive posted for `tag`, keeping the others in
   // order; false when none has it.
   bool take(Tag tag, PostedRecv& out) {
     if (count_ == 0) return false;
     if (front_.last.tag == tag) {
-      out = pop();
+      pop_into(out);
       return true;
     }
     return take_later(tag, false, nullptr, out);
@@ -82,15 +88,22 @@ class RecvQueue {
     bool has_step = false;  // false for the oldest, which no step led to
   };
   static uint64_t get(const std::vector<uint8_t>& in, size_t& at);
-  // The receive after cursor.last, read from in[at]; advances both.
-  static PostedRecv read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor);
-  PostedRecv pop_packed();
+  // Reads the receive after cursor.last from in[at] into cursor.last;
+  // advances both.
+  static void read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor);
+  void pop_into(PostedRecv& out) {
+    out = front_.last;
+    if (--count_ != 0) read_next();
+  }
+  void push_packed(const PostedRecv& r);
+  // Unpacks the next receive into front_ (one was popped).
+  void read_next();
   // The first receive after the oldest with `tag` (and `context` if
   // `by_context`), taken out by repacking the others.
   bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
 
   Cursor front_;                 // the oldest (its `last`), when count_ > 0
-  Cursor back_;                  // the newest, when count_ > 0: what the next push is relative to
+  Cursor back_;                  // the newest, when count_ > 1 (else front_): the next push's base
   std::vector<uint8_t> packed_;  // the others, oldest first, each relative to the one before
   size_t head_ = 0;              // first unread byte of packed_
   size_t count_ = 0;

@@ -37,7 +37,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 // Flattened, as run_some: the event handlers are inlined where events are taken.
 [[gnu::flatten]] bool SimWorld::Impl::step() {
   if (events.empty()) return false;
-  const Event e = events.pop();
+  const Taken e = events.pop();
   now = e.time;
   ++stats.events;
   switch (static_cast<EventKind>(e.kind)) {

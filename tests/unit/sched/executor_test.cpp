@@ -331,5 +331,78 @@ TEST(Executor, DestroyedWithMessagesInFlight) {
   EXPECT_FALSE(e.error());
 }
 
+// notify_when_done: called once, from the completion that ends the
+// execution, with done() true and every step finished (or the error set);
+// the callback may destroy the execution; an execution already done when
+// asked is not notified.
+TEST(Executor, NotifiesOnceWhenDone) {
+  struct Notice {
+    std::unique_ptr<Execution>* slot = nullptr;
+    int calls = 0;
+    bool done_then = false;
+    bool error_then = false;
+    static void fn(void* context) {
+      auto* n = static_cast<Notice*>(context);
+      n->calls++;
+      n->done_then = (*n->slot)->done();
+      n->error_then = (*n->slot)->error().has_value();
+      n->slot->reset();  // destroyed from its own completion
+    }
+  };
+  for (auto mode : {MemoryWorld::SendMode::eager, MemoryWorld::SendMode::immediate,
+                    MemoryWorld::SendMode::rendezvous}) {
+    MemoryWorld world(2, {0, mode});
+    Builder b0, b1;
+    b0.schedule().scratch_bytes = 4;
+    auto s0 = b0.send(1, in(0, 4), {}, 1);
+    auto r0 = b0.recv(1, scratch(0, 4), {s0}, 2);
+    b0.copy(scratch(0, 4), out(0, 4), {r0});
+    auto r1 = b1.recv(0, out(0, 4), {}, 1);
+    b1.send(0, out(0, 4), {r1}, 2);
+    std::vector<std::byte> input(4, std::byte{7}), out0(4), out1(4);
+    std::unique_ptr<Execution> e0 = std::make_unique<Execution>(
+        world.transport(0), share(b0, "echo"), Buffers{input.data(), 4, out0.data(), 4}, kBase);
+    std::unique_ptr<Execution> e1 = std::make_unique<Execution>(
+        world.transport(1), share(b1, "echo"), Buffers{nullptr, 0, out1.data(), 4}, kBase);
+    Notice n0{&e0}, n1{&e1};
+    e0->notify_when_done(&Notice::fn, &n0);
+    e1->notify_when_done(&Notice::fn, &n1);
+    e1->start();
+    e0->start();
+    world.run_until([&] { return !e0 && !e1; }, 100);
+    EXPECT_EQ(n0.calls, 1);
+    EXPECT_EQ(n1.calls, 1);
+    EXPECT_TRUE(n0.done_then && n1.done_then);
+    EXPECT_FALSE(n0.error_then || n1.error_then);
+    EXPECT_EQ(out0, input);
+    EXPECT_EQ(out1, input);
+  }
+  // A failed execution is notified too, with its error.
+  MemoryWorld world(2);
+  Builder sender, receiver;
+  sender.send(1, in(0, 2));
+  receiver.recv(0, out(0, 4));
+  std::vector<std::byte> input(2), output(4);
+  Execution s(world.transport(0), share(sender, "a"), Buffers{input.data(), 2}, kBase);
+  std::unique_ptr<Execution> r = std::make_unique<Execution>(
+      world.transport(1), share(receiver, "b"), Buffers{nullptr, 0, output.data(), 4}, kBase);
+  Notice failed{&r};
+  r->notify_when_done(&Notice::fn, &failed);
+  s.start();
+  r->start();
+  world.run_until([&] { return s.done() && !r; }, 100);
+  EXPECT_EQ(failed.calls, 1);
+  EXPECT_TRUE(failed.done_then);
+  EXPECT_TRUE(failed.error_then);
+  // Done at start, then asked: not notified.
+  Builder empty;
+  Execution e(world.transport(0), share(empty, "none"), Buffers{}, kBase);
+  e.start();
+  int late = 0;
+  e.notify_when_done([](void* c) { ++*static_cast<int*>(c); }, &late);
+  EXPECT_TRUE(e.done());
+  EXPECT_EQ(late, 0);
+}
+
 }  // namespace
 }  // namespace grove::sched
