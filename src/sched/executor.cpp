@@ -169,7 +169,11 @@ struct Execution::State {
 
   // Invariant: a waiting step's cell counts its dependencies not yet done.
   StepCells cells;
+  // Ready steps by kind, for the in-flight limits. A schedule without
+  // limits (`unlimited`) keeps all of them in ready_local: lowest id first
+  // among all is then the same order.
   ReadySteps ready_local, ready_sends, ready_recvs;
+  bool unlimited = false;
   uint32_t sends_in_flight = 0;
   uint32_t recvs_in_flight = 0;
   size_t completed = 0;
@@ -375,6 +379,7 @@ struct Execution::State {
     steps = schedule->steps.data();
     max_sends = schedule->max_sends;
     max_recvs = schedule->max_recvs;
+    unlimited = max_sends == kUnlimited && max_recvs == kUnlimited;
     dependents_begin = graph->dependents_begin.data();
     dependents = graph->dependents.data();
     cells.reset(*graph);
@@ -387,6 +392,10 @@ struct Execution::State {
 
   // Queues a step whose cell says ready.
   void queue_ready(StepId id) {
+    if (unlimited) {
+      ready_local.push(id);
+      return;
+    }
     switch (steps[id].kind) {
       case Kind::send:
         ready_sends.push(id);
@@ -413,6 +422,36 @@ struct Execution::State {
     if (!error) error.emplace(code, fmt::format("{}: {}", where(id), cause));
   }
 
+  // Out of line (the completion path is flattened around them): a message
+  // the transport failed, and a receive of the wrong length.
+  [[gnu::noinline]] void failed_message(StepId id, const Status& status) {
+    cells.set(id, StepCells::kEnded);
+    Step copy;
+    const Step& step = step_at(id, copy);
+    switch (status.code) {
+      case Errc::truncated:
+        fail(status.code, id,
+             fmt::format("message from peer {} is longer than the {}-byte receive (truncated)",
+                         step.peer, step.dst.length));
+        break;
+      case Errc::peer_failed:
+        fail(status.code, id, fmt::format("peer {} failed", step.peer));
+        break;
+      default:
+        fail(status.code, id,
+             fmt::format("the transport reported {} for peer {}", errc_name(status.code),
+                         step.peer));
+        break;
+    }
+  }
+  [[gnu::noinline]] void wrong_length(StepId id, size_t length, size_t expected) {
+    cells.set(id, StepCells::kEnded);
+    fail(Errc::mismatch, id,
+         fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
+                     "schedule)",
+                     peer_of(steps[id]), length, expected));
+  }
+
   void message_done(StepId id, const Status& status) {
     const Step& raw = steps[id];
     if (raw.kind == Kind::send)
@@ -427,34 +466,13 @@ struct Execution::State {
       return;
     }
     if (!status.ok) {
-      cells.set(id, StepCells::kEnded);
-      Step copy;
-      const Step& step = step_at(id, copy);
-      switch (status.code) {
-        case Errc::truncated:
-          fail(status.code, id,
-               fmt::format("message from peer {} is longer than the {}-byte receive (truncated)",
-                           step.peer, step.dst.length));
-          break;
-        case Errc::peer_failed:
-          fail(status.code, id, fmt::format("peer {} failed", step.peer));
-          break;
-        default:
-          fail(status.code, id,
-               fmt::format("the transport reported {} for peer {}", errc_name(status.code),
-                           step.peer));
-          break;
-      }
+      failed_message(id, status);
       return;
     }
     if (raw.kind == Kind::recv) {
       const size_t expected = region_of(raw.dst).length;
       if (status.length != expected) {
-        cells.set(id, StepCells::kEnded);
-        fail(Errc::mismatch, id,
-             fmt::format("peer {} sent {} bytes where {} were expected (peers disagree on the "
-                         "schedule)",
-                         peer_of(raw), status.length, expected));
+        wrong_length(id, status.length, expected);
         return;
       }
     }
@@ -528,6 +546,18 @@ struct Execution::State {
   // Runs or posts ready steps, lowest step id first, within the in-flight
   // limits, until nothing more can start.
   void pump_steps() {
+    if (unlimited) {
+      while (!error && !ready_local.empty()) {
+        const StepId id = ready_local.top();
+        ready_local.pop();
+        const Kind kind = steps[id].kind;
+        if (kind == Kind::send || kind == Kind::recv)
+          post(id);
+        else
+          run_local(id);
+      }
+      return;
+    }
     while (!error) {
       StepId best = kNoStep;
       ReadySteps* from = nullptr;

@@ -45,20 +45,25 @@ class EventQueue {
   size_t size() const { return size_; }
   // The earliest pending event; the queue must not be empty.
   const Event& top() const { return front(order_[0]); }
-  void push(const Event& e) {
+  void push(const Event& e) { push(e.time, e.seq, e.id, e.kind); }
+  void push(Time time, uint64_t seq, uint32_t id, uint8_t kind) {
     ++size_;
-    Lane& lane = lanes_[e.kind];
-    if (lane.count == 0) {
-      lane.append(e);
-      enter(e.kind);
-      return;
-    }
+    Lane& lane = lanes_[kind];
+    const bool was_empty = lane.count == 0;
     // seq grows with every push, so not earlier in time means not earlier.
-    if (e.time >= lane.last_time) {
-      lane.append(e);
+    if (!was_empty && time < lane.last_time) {
+      heap_push(Event{time, seq, id, kind});
       return;
     }
-    heap_push(e);
+    if (lane.count == lane.capacity) lane.grow();
+    Event& slot = lane.ring[(lane.head + lane.count) & (lane.capacity - 1)];
+    slot.time = time;
+    slot.seq = seq;
+    slot.id = id;
+    slot.kind = kind;
+    ++lane.count;
+    lane.last_time = time;
+    if (was_empty) enter(kind);
   }
   // The earliest pending event, taken out; the queue must not be empty.
   Taken pop() {
@@ -88,12 +93,6 @@ class EventQueue {
     uint32_t head = 0;
     uint32_t count = 0;
     Time last_time = 0;  // of the newest event, when count > 0
-    void append(const Event& e) {
-      if (count == capacity) grow();
-      ring[(head + count) & (capacity - 1)] = e;
-      ++count;
-      last_time = e.time;
-    }
     void grow();
   };
 

@@ -77,7 +77,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   return done;
 }
 
-Time SimWorld::Impl::jittered_cost(uint64_t bytes) {
+[[gnu::noinline]] Time SimWorld::Impl::jittered_cost(uint64_t bytes) {
   Time cost = config.model == CostModel::plogp
                   ? from_micros(config.plogp->os_us(static_cast<double>(bytes)))
                   : copy_ps;
@@ -94,7 +94,7 @@ Time SimWorld::Impl::jittered_cost(uint64_t bytes) {
   return cost;
 }
 
-Time SimWorld::Impl::compute_wire_time(uint64_t bytes) const {
+[[gnu::noinline]] Time SimWorld::Impl::compute_wire_time(uint64_t bytes) const {
   if (config.model == CostModel::plogp)
     return from_micros(config.plogp->g_us(static_cast<double>(bytes)));
   return static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
@@ -194,6 +194,26 @@ Time SimWorld::Impl::receive_time(int rank, uint64_t bytes) {
   return free;
 }
 
+// Out of line: the per-message path inlines around them.
+[[gnu::noinline]] void SimWorld::Impl::record_trace(const Message& m) {
+  trace->record(TraceRecord{m.posted, m.wire, now, m.src, m.dst, m.length,
+                            m.am ? static_cast<uint32_t>(m.tag) : tag::channel(m.tag), m.am});
+}
+
+[[gnu::noinline]] void SimWorld::Impl::deliver_am(uint32_t id) {
+  const Message& m = messages[id];
+  const uint64_t key = static_cast<uint64_t>(m.dst) << 16 | m.tag;
+  if (handlers.count(key) == 0) {
+    held_ams[key].push_back(id);
+    return;
+  }
+  const Time at = receive_time(m.dst, m.length);
+  if (at == now)
+    on_am_handle(id);
+  else
+    push(at, EventKind::am_handle, id);
+}
+
 // Stage 5: the message's last byte is at the receiver.
 void SimWorld::Impl::on_deliver(uint32_t id) {
   Message& m = messages[id];
@@ -203,21 +223,9 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
     release(id);
     return;
   }
-  if (trace) {
-    trace->record(TraceRecord{m.posted, m.wire, now, m.src, dst, m.length,
-                              m.am ? static_cast<uint32_t>(m.tag) : tag::channel(m.tag), m.am});
-  }
+  if (trace) record_trace(m);
   if (m.am) {
-    const uint64_t key = static_cast<uint64_t>(dst) << 16 | m.tag;
-    if (handlers.count(key) == 0) {
-      held_ams[key].push_back(id);
-      return;
-    }
-    const Time at = receive_time(dst, m.length);
-    if (at == now)
-      on_am_handle(id);
-    else
-      push(at, EventKind::am_handle, id);
+    deliver_am(id);
     return;
   }
   uint32_t sid = stream_of(dst, m.src);
@@ -274,7 +282,7 @@ void SimWorld::Impl::on_recv_complete(uint32_t rid) {
   notify(r.dst);
 }
 
-void SimWorld::Impl::on_am_handle(uint32_t mid) {
+[[gnu::noinline]] void SimWorld::Impl::on_am_handle(uint32_t mid) {
   const int dst = messages[mid].dst;
   const int src = messages[mid].src;
   const uint64_t key = static_cast<uint64_t>(dst) << 16 | messages[mid].tag;
@@ -338,7 +346,7 @@ void SimWorld::Impl::release(uint32_t id) {
   free_messages.push_back(id);
 }
 
-void SimWorld::Impl::on_fail(int rank) {
+[[gnu::noinline]] void SimWorld::Impl::on_fail(int rank) {
   RankState& state = ranks[static_cast<size_t>(rank)];
   if (state.failed) return;
   state.failed = true;

@@ -86,7 +86,7 @@ struct SimWorld::Impl {
 
   // --- engine (sim_world.cpp)
   void push(Time time, EventKind kind, uint32_t id) {
-    events.push(Event{time, next_seq++, id, static_cast<uint8_t>(kind)});
+    events.push(time, next_seq++, id, static_cast<uint8_t>(kind));
   }
   bool step();
   uint64_t run_some(uint64_t max_events, Time deadline);  // SimWorld::run_some
@@ -94,6 +94,8 @@ struct SimWorld::Impl {
   void on_egress_ready(uint32_t id);
   void on_head_arrival(uint32_t id);
   void on_deliver(uint32_t id);
+  void record_trace(const Message& m);
+  void deliver_am(uint32_t id);  // on_deliver for an active message
   // Matches message `mid` to receive `r` of rank `dst` at now; completes
   // inline when allowed and due now, else at the receive thread's time (a
   // Receive record waits for it then).
