@@ -69,7 +69,7 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
   p.schedule_bytes = sizeof(sched::Schedule) + n * sizeof(sched::Step) +
                      p.deps * sizeof(sched::StepId) +
                      s.symmetry.offsets.size() * 2 * sizeof(size_t) + sizeof(sched::StepGraph) +
-                     (3 * n + 1 + p.deps) * sizeof(uint32_t);
+                     (3 * n + 1 + p.deps) * sizeof(uint32_t) + n;  // StepGraph, with its byte cells
 
   using Heap = std::priority_queue<sched::StepId, std::vector<sched::StepId>, std::greater<>>;
   Heap local, sends, recvs;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "grove/error.hpp"
 
@@ -71,15 +72,11 @@ uint8_t* StepCells::open(size_t chunk) {
   }
   const size_t first = chunk << shift_;
   const size_t steps = steps_in(chunk);
-  for (size_t i = 0; i < steps; ++i) {
-    const uint32_t count = graph_->initial[first + i];
-    if (count <= kMaxCount) {
-      cells[i] = static_cast<uint8_t>(count);
-    } else {
-      cells[i] = kBig;
-      big_.emplace_back(static_cast<StepId>(first + i), count);
-    }
-  }
+  std::memcpy(cells, graph_->initial_cells.data() + first, steps);
+  const auto& over = graph_->over_cap;
+  for (auto it = std::lower_bound(over.begin(), over.end(), static_cast<StepId>(first));
+       it != over.end() && *it < first + steps; ++it)
+    big_.emplace_back(*it, graph_->initial[*it]);
   chunks_[chunk] = cells;
   ++in_use_;
   return cells;

@@ -33,6 +33,7 @@ class StepCells {
   static constexpr uint8_t kInFlight = 252;
   static constexpr uint8_t kDone = 253;
   static constexpr uint8_t kEnded = 254;
+  static_assert(StepGraph::kCapped == kBig, "a graph's initial cells are these cells");
 
   StepCells() = default;
   ~StepCells();

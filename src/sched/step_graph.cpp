@@ -141,6 +141,11 @@ StepGraph::StepGraph(const Schedule& s) {
     if (initial[id] == 0) roots.push_back(id);
     (step.kind == Kind::send ? sends : step.kind == Kind::recv ? recvs : locals)++;
   }
+  initial_cells.resize(n);
+  for (StepId id = 0; id < n; ++id) {
+    initial_cells[id] = static_cast<uint8_t>(std::min(initial[id], kCapped));
+    if (initial[id] >= kCapped) over_cap.push_back(id);
+  }
   for (size_t i = 0; i < n; ++i)
     dependents_begin[i + 1] += dependents_begin[i];
   std::vector<uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);

@@ -26,7 +26,12 @@ struct StepGraph {
   std::vector<uint32_t> dependents_begin;
   std::vector<StepId> dependents;
   std::vector<uint32_t> initial;  // dependency count of each step
-  std::vector<StepId> roots;      // steps without dependencies, in order
+  // The counts as an execution's cells start them (StepCells): capped at
+  // kCapped, and the steps above the cap in order, kept apart.
+  static constexpr uint32_t kCapped = 250;  // StepCells::kBig
+  std::vector<uint8_t> initial_cells;
+  std::vector<StepId> over_cap;
+  std::vector<StepId> roots;  // steps without dependencies, in order
   size_t sends = 0, recvs = 0, locals = 0;
 
   // For a symmetric schedule: whether every relabelled copy is valid given

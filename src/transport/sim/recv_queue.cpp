@@ -7,14 +7,10 @@ namespace {
 
 // Flag bits: which fields differ from the previous receive. kNextChannel:
 // the tag is the previous one's on the next channel (a ring's receives), so
-// it needs no integer. kRepeat alone: the receive differs from the previous
-// one as that one differed from its own predecessor (RecvQueue::Step).
-constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32,
-                  kRepeat = 64;
-
-uint64_t bits(const void* p) {
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
-}
+// it needs no integer. RecvQueue::kRepeatByte (64) alone: the receive
+// differs from the previous one as that one differed from its own
+// predecessor (RecvQueue::Step).
+constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
 
 // Differences as zigzag integers: small either way round, small encoding.
 uint64_t zigzag(uint64_t difference) {
@@ -57,7 +53,7 @@ void RecvQueue::push_packed(const PostedRecv& r) {
   ++count_;
   if (back.has_step && step == back.step && step.tag != kTagOther && r.capacity == b.capacity &&
       r.done == b.done) {
-    packed_.push_back(kRepeat);
+    packed_.push_back(kRepeatByte);
     back_.last = r;  // back is back_: front_ has no step
     return;
   }
@@ -92,7 +88,7 @@ void RecvQueue::push_packed(const PostedRecv& r) {
 void RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor) {
   PostedRecv& r = cursor.last;
   const uint8_t flags = in[at++];
-  if (flags == kRepeat) {
+  if (flags == kRepeatByte) {
     const Step& step = cursor.step;
     r.context = reinterpret_cast<void*>(static_cast<uintptr_t>(bits(r.context) + step.context));
     r.data = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(bits(r.data) + step.data));

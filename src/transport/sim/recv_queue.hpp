@@ -45,6 +45,12 @@ class RecvQueue {
       count_ = 1;
       return;
     }
+    if (count_ >= 2 && repeats(r)) {  // the common case, inline
+      packed_.push_back(kRepeatByte);
+      back_.last = r;
+      ++count_;
+      return;
+    }
     push_packed(r);
   }
   // The oldest; the queue must not be empty.
@@ -80,6 +86,21 @@ class RecvQueue {
     bool operator==(const Step&) const = default;
   };
   static constexpr uint8_t kTagSame = 0, kTagNext = 1, kTagOther = 2;
+  static constexpr uint8_t kRepeatByte = 64;  // recv_queue.cpp's kRepeat
+  static uint64_t bits(const void* p) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+  }
+  // Whether `r` steps from the newest (which a step led to) as it did.
+  bool repeats(const PostedRecv& r) const {
+    const PostedRecv& b = back_.last;
+    const Step& step = back_.step;
+    return back_.has_step && r.capacity == b.capacity && r.done == b.done &&
+           bits(r.context) - bits(b.context) == step.context &&
+           bits(r.data) - bits(b.data) == step.data &&
+           (step.tag == kTagSame ? r.tag == b.tag
+                                 : step.tag == kTagNext &&
+                                       r.tag == tag::with_channel(b.tag, tag::channel(b.tag) + 1));
+  }
   static Step step_between(const PostedRecv& from, const PostedRecv& to);
   // Where unpacking is: the receive read last and the step that led to it.
   struct Cursor {
