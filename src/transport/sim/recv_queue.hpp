@@ -123,11 +123,13 @@ class RecvQueue {
   // `by_context`), taken out by repacking the others.
   bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
 
-  Cursor front_;                 // the oldest (its `last`), when count_ > 0
-  Cursor back_;                  // the newest, when count_ > 1 (else front_): the next push's base
-  std::vector<uint8_t> packed_;  // the others, oldest first, each relative to the one before
-  size_t head_ = 0;              // first unread byte of packed_
+  // In the order matching reads them: the oldest, the count and the
+  // packed bytes share two cache lines; the newest is read when posting.
+  Cursor front_;  // the oldest (its `last`), when count_ > 0
   size_t count_ = 0;
+  size_t head_ = 0;              // first unread byte of packed_
+  std::vector<uint8_t> packed_;  // the others, oldest first, each relative to the one before
+  Cursor back_;                  // the newest, when count_ > 1 (else front_): the next push's base
 };
 
 }  // namespace grove::sim

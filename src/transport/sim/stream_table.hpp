@@ -30,13 +30,14 @@ struct StreamKey {
 
 inline constexpr uint32_t kNoStream = UINT32_MAX;
 
-struct Stream {
-  RecvQueue posted;  // receives waiting for a message
+// Cache-line aligned: a delivery reads the first two lines of its stream.
+struct alignas(64) Stream {
   // Messages waiting for a receive, a FIFO of message ids linked through the
   // messages (UINT32_MAX: none). Both kinds wait at once only on different
   // tags.
   uint32_t arrived_head = UINT32_MAX;
   uint32_t arrived_tail = UINT32_MAX;
+  RecvQueue posted;  // receives waiting for a message
   bool empty() const;
 };
 
