@@ -204,12 +204,22 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
           .doc = "k-nomial tree (knomial:K)",
           .example = "knomial:4",
           .cost = closed_form(
-              "d ((k-1) u(m) + L), d = ceil(log_k P)", "(k-1)ceil(log_k P)(a+mb) [DER]",
+              "(t + (d-1)(k-1)) u(m) + d L, d = ceil(log_k P), t = ceil(P / k^(d-1)) - 1 "
+              "children of the root's top level",
+              "(k-1)ceil(log_k P)(a+mb) [DER]",
               [](const CostCase& c) { return cost::is_power(c.ranks, cost::radix_of(c)); }, 1.0,
               false,
               [](const CostCase& c, const PortModel& m) {
                 const int k = cost::radix_of(c);
-                return cost::ceil_log(c.ranks, k) * ((k - 1) * m.u(c.bytes) + m.lambda);
+                const int d = cost::ceil_log(c.ranks, k);
+                if (d == 0) return 0.0;
+                // The top level has only as many subtrees as the ranks fill
+                // (one at P = 2 whatever k): a full tree's k - 1 over-counts.
+                double below = 1;
+                for (int i = 1; i < d; ++i)
+                  below *= k;
+                const double top = std::ceil(c.ranks / below) - 1;
+                return (top + (d - 1) * (k - 1)) * m.u(c.bytes) + d * m.lambda;
               })},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec& spec) {
            down_tree(p, topo::Shape::knomial, a, spec.radix);
