@@ -58,17 +58,10 @@ bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byt
   const size_t block = recv.size() / static_cast<size_t>(group->size());
   if (block == 0) return false;
   const CallSignature signature{coll::Collective::allgather, -1, block};
-  switch (group->route(block, block, true)) {
-    case Group::Route::none:
-      return false;
-    case Group::Route::slots:
-      through_slots(*group, send, recv, block, signature);
-      return true;
-    case Group::Route::single_copy:
-      single_copy(*group, send, recv, block, signature);
-      return true;
-  }
-  return false;
+  return run_route(
+      *group, group->route(block, block, true),
+      [&] { through_slots(*group, send, recv, block, signature); },
+      [&] { single_copy(*group, send, recv, block, signature); });
 }
 
 }  // namespace grove::shm

@@ -31,6 +31,7 @@ bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byt
   // m has combined (read) chunk m of every operand.
   const std::byte* input = send.empty() ? recv.data() : send.data();
   if (route == Group::Route::single_copy) {
+    const Group::Lending lending(*group);
     const uint64_t results = combine_own_chunk(*group, operands, signature, input, bytes, type, op);
     pull_chunks(*group, results, signature, bytes, type, recv.data());
     const uint64_t consumed = group->begin();

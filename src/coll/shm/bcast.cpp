@@ -52,17 +52,10 @@ bool bcast(Group* group, std::span<std::byte> buffer, int root) {
   const size_t bytes = buffer.size();
   if (bytes == 0) return false;
   const CallSignature signature{coll::Collective::bcast, root, bytes};
-  switch (group->route(bytes, bytes, true)) {
-    case Group::Route::none:
-      return false;
-    case Group::Route::slots:
-      through_slots(*group, buffer, root, signature);
-      return true;
-    case Group::Route::single_copy:
-      single_copy(*group, buffer, root, signature);
-      return true;
-  }
-  return false;
+  return run_route(
+      *group, group->route(bytes, bytes, true),
+      [&] { through_slots(*group, buffer, root, signature); },
+      [&] { single_copy(*group, buffer, root, signature); });
 }
 
 }  // namespace grove::shm

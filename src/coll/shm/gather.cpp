@@ -68,17 +68,10 @@ bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> 
   const size_t block = send.size();
   if (block == 0) return false;
   const CallSignature signature{coll::Collective::gather, root, block};
-  switch (group->route(block, block, true)) {
-    case Group::Route::none:
-      return false;
-    case Group::Route::slots:
-      through_slots(*group, send, recv, root, signature);
-      return true;
-    case Group::Route::single_copy:
-      single_copy(*group, send, recv, root, signature);
-      return true;
-  }
-  return false;
+  return run_route(
+      *group, group->route(block, block, true),
+      [&] { through_slots(*group, send, recv, root, signature); },
+      [&] { single_copy(*group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm

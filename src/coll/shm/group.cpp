@@ -136,6 +136,13 @@ void Group::await_all(uint64_t call, const CallSignature& signature) {
   }
 }
 
+namespace {
+
+// A published buffer's length once its owner withdrew it (no buffer has it).
+constexpr uint64_t kWithdrawn = ~uint64_t{0};
+
+}  // namespace
+
 void Group::publish_buffer(uint64_t call, const void* address, size_t bytes) {
   ControlLine::Buffer& buffer = lines_[rank_].buffer[call & 1];
   // Relaxed: publish()'s store of `entered` orders them before it.
@@ -143,11 +150,25 @@ void Group::publish_buffer(uint64_t call, const void* address, size_t bytes) {
   buffer.bytes.store(bytes, std::memory_order_relaxed);
 }
 
+void Group::withdraw_buffers() {
+  // Release, and before the caller can write the buffer again: a reader
+  // that copied any byte written after this reads kWithdrawn afterwards.
+  for (ControlLine::Buffer& buffer : lines_[rank_].buffer)
+    buffer.bytes.store(kWithdrawn, std::memory_order_release);
+}
+
 void Group::pull(int member, uint64_t call, const CallSignature& signature, size_t published,
                  size_t offset, std::span<std::byte> to) {
   const ControlLine::Buffer& buffer = lines_[member].buffer[call & 1];
   const uint64_t address = buffer.address.load(std::memory_order_relaxed);
   const uint64_t length = buffer.bytes.load(std::memory_order_relaxed);
+  auto withdrawn = [&] {
+    return Error(Errc::cancelled,
+                 fmt::format("rank {}: {} on shared memory (call {}): rank {} withdrew its buffer "
+                             "(its call failed) before this rank had copied it",
+                             rank_, signature.describe(), call, member));
+  };
+  if (length == kWithdrawn) throw withdrawn();
   // Bytes from another process: the signature compares sizes modulo 2^24
   // only, and a buffer of another length is another call.
   if (length != published) {
@@ -158,7 +179,14 @@ void Group::pull(int member, uint64_t call, const CallSignature& signature, size
                             rank_, signature.describe(), call, member, length, published));
   }
   const PeerRead read = read_peer(pids_[static_cast<size_t>(member)], address + offset, to);
-  if (read.error == 0) return;
+  if (read.error == 0) {
+    // The owner may have left the call (and rewritten the buffer) while this
+    // rank copied: then it withdrew the buffer first, and the copy is not
+    // delivered.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (buffer.bytes.load(std::memory_order_relaxed) == kWithdrawn) throw withdrawn();
+    return;
+  }
   if (read.error == ESRCH) {
     throw Error(Errc::peer_failed,
                 fmt::format("rank {}: {} on shared memory (call {}): rank {} departed (its "

@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
@@ -150,13 +151,39 @@ class Group {
   // Copies `to.size()` bytes at `offset` of the buffer `member` published
   // in `call` (after await_member) into `to`. Errc::mismatch if that
   // buffer is not `published` bytes long (the signature compares sizes
-  // modulo 2^24 only), Errc::peer_failed if the member's process is gone,
-  // Errc::transport for any other failed or short read; each message names
-  // the member, the call and the cause.
+  // modulo 2^24 only), Errc::cancelled if the member withdrew it (its call
+  // failed: withdraw_buffers) before or while this rank copied,
+  // Errc::peer_failed if the member's process is gone, Errc::transport for
+  // any other failed or short read; each message names the member, the
+  // call and the cause.
   void pull(int member, uint64_t call, const CallSignature& signature, size_t published,
             size_t offset, std::span<std::byte> to);
   // This member's scratch buffer of at least `bytes` (kept between calls).
   std::byte* scratch(size_t bytes);
+
+  // Single copy: marks every buffer this member published as withdrawn, so
+  // a reader whose copy may overlap the caller's reuse of it throws instead
+  // of delivering (pull checks before and after it reads). Called when a
+  // call that published a buffer leaves by an exception (Lending), before
+  // the caller gets the buffer back.
+  void withdraw_buffers();
+
+  // Lends this member's published buffers for one single-copy call: an
+  // exception that leaves the scope withdraws them (withdraw_buffers). A
+  // call that returns normally has waited for every reader already.
+  class Lending {
+   public:
+    explicit Lending(Group& group) : group_(group) {}
+    ~Lending() {
+      if (std::uncaught_exceptions() > exceptions_) group_.withdraw_buffers();
+    }
+    Lending(const Lending&) = delete;
+    Lending& operator=(const Lending&) = delete;
+
+   private:
+    Group& group_;
+    int exceptions_ = std::uncaught_exceptions();
+  };
 
  private:
   std::byte* slot_of(int member, uint64_t call) const;
@@ -181,6 +208,26 @@ class Group {
   std::vector<pid_t> pids_;  // by member; empty: no single-copy path
   std::vector<std::byte> scratch_;
 };
+
+// Runs a call by its route (Group::route): `slots()` or, lending this
+// member's buffers for the call, `single_copy()`; false when the call does
+// not take the segment.
+template <class Slots, class SingleCopy>
+bool run_route(Group& group, Group::Route route, Slots&& slots, SingleCopy&& single_copy) {
+  switch (route) {
+    case Group::Route::none:
+      return false;
+    case Group::Route::slots:
+      slots();
+      return true;
+    case Group::Route::single_copy: {
+      const Group::Lending lending(group);
+      single_copy();
+      return true;
+    }
+  }
+  return false;
+}
 
 // What attach needs of the communicator it serves.
 struct AttachContext {

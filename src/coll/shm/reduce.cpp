@@ -49,6 +49,7 @@ bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> 
   const bool at_root = group->rank() == root;
 
   if (route == Group::Route::single_copy) {
+    const Group::Lending lending(*group);
     const uint64_t results =
         combine_own_chunk(*group, operands, signature, send.data(), bytes, type, op);
     if (at_root) pull_chunks(*group, results, signature, bytes, type, recv.data());

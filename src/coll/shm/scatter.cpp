@@ -60,17 +60,10 @@ bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte>
   if (block == 0) return false;
   const size_t all = block * static_cast<size_t>(group->size());
   const CallSignature signature{coll::Collective::scatter, root, block};
-  switch (group->route(all, block, true)) {
-    case Group::Route::none:
-      return false;
-    case Group::Route::slots:
-      through_slots(*group, send, recv, root, signature);
-      return true;
-    case Group::Route::single_copy:
-      single_copy(*group, send, recv, root, signature);
-      return true;
-  }
-  return false;
+  return run_route(
+      *group, group->route(all, block, true),
+      [&] { through_slots(*group, send, recv, root, signature); },
+      [&] { single_copy(*group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm

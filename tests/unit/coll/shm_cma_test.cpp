@@ -288,5 +288,35 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   }
 }
 
+// An owner that leaves a single-copy call by an exception withdraws its
+// buffers before the caller can reuse them: a reader that has not copied
+// yet gets Errc::cancelled, not bytes of a buffer its owner gave up.
+TEST(ShmCmaProtocol, AnOwnerThatFailsWithdrawsItsBuffer) {
+  std::vector<std::byte> owned = pattern(200, 5);
+  std::vector<std::byte> to(200);
+  Members m(true);
+  m.group[0]->publish_buffer(1, owned.data(), 200);
+  m.group[0]->publish(1, kBcast);
+  // Before the owner fails, a read delivers the bytes.
+  m.group[1]->pull(0, 1, kBcast, 200, 0, to);
+  EXPECT_EQ(to, owned);
+  // A call that returns normally lends without withdrawing.
+  { const Group::Lending lending(*m.group[0]); }
+  m.group[1]->pull(0, 1, kBcast, 200, 0, to);
+  EXPECT_EQ(to, owned);
+  const Error failed = error_of([&] {
+    const Group::Lending lending(*m.group[0]);
+    throw Error(Errc::timeout, "the owner's wait for consumption timed out");
+  });
+  EXPECT_EQ(failed.code(), Errc::timeout);
+  std::fill(owned.begin(), owned.end(), std::byte{0});  // the caller reuses it
+  const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
+  EXPECT_EQ(e.code(), Errc::cancelled);
+  EXPECT_STREQ(e.what(),
+               "rank 1: bcast(root 0, 200 B) on shared memory (call 1): rank 0 withdrew its "
+               "buffer (its call failed) before this rank had copied it");
+  EXPECT_EQ(to, pattern(200, 5));  // nothing of the reused buffer delivered
+}
+
 }  // namespace
 }  // namespace grove::shm
