@@ -11,6 +11,7 @@
 #include "core/params.hpp"
 #include "rma/ring_state.hpp"
 #include "sched/wait.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::rma {
 namespace {
@@ -25,16 +26,6 @@ const params::BytesParam ring_chunk_bytes{
     "ring_chunk_bytes", 8192, 256, uint64_t{1} << 30,
     "safe ring lanes: a message longer than this is written into its slot in chunks of this "
     "size, each published at once, so the reader copies one chunk while the next is written"};
-
-// Polls of the ring's memory per wait round before the transport is
-// progressed (when this rank has a core of its own).
-constexpr int kPollsPerRound = 64;
-
-inline void cpu_relax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#endif
-}
 
 }  // namespace
 
@@ -93,55 +84,77 @@ void RingEndpoint::State::wake(int peer) {
   group->transport().am_send(peer, kRingWakeup, {});
 }
 
-// Spins on the ring's memory, progressing the transport between rounds
-// (sched/wait.hpp's loop, under wait_policy and timeout_ms). Before the
-// loop may sleep (block and hybrid after its spin window), the sleeping
-// words are set and `ready` checked once more; see the header for why that
-// cannot miss a wake-up.
-void RingEndpoint::State::wait(const std::function<bool()>& ready,
-                               const std::vector<std::atomic<uint32_t>*>& flags,
-                               const std::vector<int>& peers, const std::string& what,
-                               const std::function<std::string()>& detail) {
-  using Clock = std::chrono::steady_clock;
+namespace {
+
+// How a ring call waits: the one wait loop (sched/wait_loop.hpp) over this
+// rank's own memory, with the shared-memory cadence (a poll is a look at a
+// slot, the transport is progressed every wait_rounds_per_progress spinning
+// rounds, every round when a lane goes through the transport). Two
+// differences: a message arriving chunk by chunk counts as activity, so
+// hybrid's spin window restarts with every chunk and a reader never sleeps
+// in the middle of a message that is moving; and the sleep is on the
+// transport's fd (Transport::block), which the peer's wake-up message ends.
+// Before it sleeps the waiter sets its sleeping words and looks once more
+// (see ring_endpoint.hpp for why no wake-up is missed). Nothing is
+// allocated or formatted unless the wait fails: `what` and `detail` name it
+// then.
+template <class Condition>
+void ring_wait(RingEndpoint::State& s, Condition& condition,
+               std::span<std::atomic<uint32_t>* const> flags, std::span<const int> peers,
+               bool through_transport, FunctionRef<std::string()> what,
+               FunctionRef<std::string()> detail) {
+  struct Waiter : sched::WaiterBase {
+    RingEndpoint::State& s;
+    Condition& condition;
+    std::span<std::atomic<uint32_t>* const> flags;
+    std::span<const int> peers;
+    FunctionRef<std::string()> what;
+    uint64_t chunks_seen;
+    // The condition consumes what it finds (a message, a slot): once true it
+    // is not asked again.
+    bool done = false;
+    bool ready() { return done || (done = condition()); }
+    void check() {
+      for (int peer : peers) {
+        if (s.group->departed(peer)) {
+          throw Error(Errc::peer_failed,
+                      fmt::format("rank {}: {}: rank {} departed", s.rank(), what(), peer));
+        }
+      }
+    }
+    bool progress() {
+      const bool active = s.group->transport().progress();
+      const bool moved = s.chunks_copied != chunks_seen;
+      chunks_seen = s.chunks_copied;
+      return active || moved;
+    }
+    void sleep(std::chrono::microseconds max) {
+      for (std::atomic<uint32_t>* f : flags)
+        f->store(1, std::memory_order_seq_cst);
+      if (!ready()) s.group->transport().block(s.group->notice_fd(), max);
+      for (std::atomic<uint32_t>* f : flags)
+        f->store(0, std::memory_order_relaxed);
+    }
+  };
   const sched::WaitOptions options = sched::wait_options_from_params();
-  const int polls = options.oversubscribed ? 1 : kPollsPerRound;
-  const auto start = Clock::now();
-  bool flagged = false;
-  auto set_flags = [&](uint32_t value) {
-    for (std::atomic<uint32_t>* f : flags)
-      f->store(value, std::memory_order_seq_cst);
-    flagged = value != 0;
-  };
-  auto done = [&]() -> bool {
-    for (int i = 0; i < polls; ++i) {
-      if (ready()) return true;
-      cpu_relax();
-    }
-    for (int peer : peers) {
-      if (group->departed(peer)) {
-        throw Error(Errc::peer_failed,
-                    fmt::format("rank {}: {}: rank {} departed", rank(), what, peer));
-      }
-    }
-    if (!flagged) {
-      const bool may_sleep =
-          options.policy == sched::WaitPolicy::block ||
-          (options.policy == sched::WaitPolicy::hybrid && Clock::now() - start >= options.spin);
-      if (may_sleep) {
-        set_flags(1);
-        if (ready()) return true;
-      }
-    }
-    return false;
-  };
+  sched::WaitCadence cadence = sched::local_memory_cadence(options);
+  cadence.activity_restarts_spin = true;
+  cadence.yield_after_activity = false;
+  cadence.max_sleep = options.block_slice;
+  if (through_transport) cadence.rounds_per_progress = 1;
+  Waiter waiter{{}, s, condition, flags, peers, what, s.chunks_copied};
+  bool in_time;
   try {
-    sched::wait_until(group->transport(), group->notice_fd(), done, what, detail);
+    in_time = sched::wait_loop(waiter, options, cadence);
   } catch (...) {
-    if (flagged) set_flags(0);
+    for (std::atomic<uint32_t>* f : flags)
+      f->store(0, std::memory_order_relaxed);
     throw;
   }
-  if (flagged) set_flags(0);
+  if (!in_time) throw Error(Errc::timeout, sched::timeout_message(what(), options.timeout, detail));
 }
+
+}  // namespace
 
 RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> lanes,
                            RingMode mode) {
@@ -259,19 +272,24 @@ void RingEndpoint::send(int dst, std::span<const std::byte> message) {
   OutLane& lane = s.out_lane(dst, "send");
   if (s.try_send(lane, message)) return;
   const auto begin = std::chrono::steady_clock::now();
-  bool sent = false;
   auto record = [&] {
     lane.wait_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
+  auto sent = [&] { return s.try_send(lane, message); };
+  std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
+  const int peers[] = {dst};
   try {
-    s.wait([&] { return sent = s.try_send(lane, message); }, {&lane.credit->writer_sleeping}, {dst},
-           fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
-                       lane.sent + 1),
-           [&] {
-             return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
-                                lane.sent);
-           });
+    ring_wait(
+        s, sent, flags, peers, lane.mapped == nullptr,
+        [&] {
+          return fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
+                             lane.sent + 1);
+        },
+        [&] {
+          return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
+                             lane.sent);
+        });
   } catch (...) {
     record();
     throw;
@@ -292,14 +310,19 @@ size_t RingEndpoint::recv(int src, std::span<std::byte> out) {
   InLane& lane = s.in_lane(src, "recv");
   if (auto got = s.poll(lane, out, true)) return *got;
   std::optional<size_t> got;
-  s.wait([&] { return (got = s.poll(lane, out, true)).has_value(); },
-         {&lane.header->reader_sleeping}, {src},
-         fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
-                     lane.expected),
-         [&] {
-           return fmt::format("delivered {}, lost {}, corrupt {}", lane.delivered, lane.lost,
-                              lane.corrupt);
-         });
+  auto arrived = [&] { return (got = s.poll(lane, out, true)).has_value(); };
+  std::atomic<uint32_t>* const flags[] = {&lane.header->reader_sleeping};
+  const int peers[] = {src};
+  ring_wait(
+      s, arrived, flags, peers, lane.credit_mapped == nullptr,
+      [&] {
+        return fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
+                           lane.expected);
+      },
+      [&] {
+        return fmt::format("delivered {}, lost {}, corrupt {}", lane.delivered, lane.lost,
+                           lane.corrupt);
+      });
   return *got;
 }
 
@@ -341,17 +364,22 @@ RingEndpoint::Received RingEndpoint::recv_any(std::span<std::byte> out) {
   if (poll_all()) return *got;
   std::vector<std::atomic<uint32_t>*> flags;
   std::vector<int> sources;
+  bool through_transport = false;
   for (InLane& lane : s.in) {
     flags.push_back(&lane.header->reader_sleeping);
     sources.push_back(lane.spec.src);
+    through_transport = through_transport || lane.credit_mapped == nullptr;
   }
-  s.wait(poll_all, flags, sources, fmt::format("rank {}: ring recv_any", s.rank()), [&] {
-    std::string text;
-    for (const InLane& lane : s.in)
-      text += fmt::format("{}from {}: delivered {}", text.empty() ? "" : "; ", lane.spec.src,
-                          lane.delivered);
-    return text;
-  });
+  ring_wait(
+      s, poll_all, flags, sources, through_transport,
+      [&] { return fmt::format("rank {}: ring recv_any", s.rank()); },
+      [&] {
+        std::string text;
+        for (const InLane& lane : s.in)
+          text += fmt::format("{}from {}: delivered {}", text.empty() ? "" : "; ", lane.spec.src,
+                              lane.delivered);
+        return text;
+      });
   return *got;
 }
 

@@ -184,6 +184,7 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
                 crc32c_copy(lane.partial_crc, out.data() + lane.partial_copied,
                             payload + lane.partial_copied, available - lane.partial_copied);
             lane.partial_copied = available;
+            ++chunks_copied;
           }
         }
       }

@@ -2,7 +2,6 @@
 // RingEndpoint's state, shared by its writer (ring_writer.cpp), reader
 // (ring_reader.cpp) and set-up (ring_endpoint.cpp). Internal to src/rma.
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +104,9 @@ struct RingEndpoint::State {
   std::vector<int> out_by_dst, in_by_src;  // member -> index in out/in, or -1
   size_t next_any = 0;                     // round-robin start of try_recv_any
   size_t chunk_bytes = 0;                  // ring_chunk_bytes at creation
+  // Chunks of messages being written that this rank copied out so far: a
+  // wait that sees it move keeps spinning (ring_endpoint.cpp).
+  uint64_t chunks_copied = 0;
   bool closed = false;
   std::optional<Error> broken;  // a protocol error poisons the endpoint
 
@@ -143,12 +145,6 @@ struct RingEndpoint::State {
   void count_corrupt(InLane& lane, uint64_t seq);
   [[noreturn]] void lapped(InLane& lane, uint64_t found, size_t slot);
 
-  // ring_endpoint.cpp: waits under wait_policy while `ready` is false;
-  // `flags` are this rank's sleeping words the peers read; `peers` the
-  // members whose departure ends the wait with an error.
-  void wait(const std::function<bool()>& ready, const std::vector<std::atomic<uint32_t>*>& flags,
-            const std::vector<int>& peers, const std::string& what,
-            const std::function<std::string()>& detail);
   void wake(int peer);
 };
 
