@@ -149,6 +149,50 @@ TEST(Crc32c, KnownValuesPiecesAndCopies) {
   }
 }
 
+// Every path this CPU has agrees with the table: lengths around the
+// folding's 256-byte rounds and 64-byte blocks, unaligned source and
+// destination, a running CRC carried in, and pieces that chain.
+TEST(Crc32c, EveryPathAgreesWithTheTable) {
+  // Not periodic, so no folding distance lines up with a repeat.
+  std::vector<std::byte> data(300000);
+  uint64_t state = 88172645463325252ull;
+  for (std::byte& b : data) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    b = static_cast<std::byte>(state >> 24);
+  }
+  for (Crc32cPath path : {Crc32cPath::table, Crc32cPath::instruction, Crc32cPath::fold}) {
+    if (!crc32c_supported(path)) continue;
+    SCOPED_TRACE(std::string(crc32c_path_name(path)));
+    for (size_t length : {0, 1, 63, 64, 255, 256, 257, 319, 320, 511, 512, 513, 4096, 4097, 8192,
+                          65536 + 5, 262144, 299990}) {
+      for (size_t offset : {0, 1, 7}) {
+        for (uint32_t carried : {0u, 0x12345678u}) {
+          const std::byte* src = data.data() + offset;
+          const uint32_t want = crc32c_extend_by(Crc32cPath::table, carried, src, length);
+          EXPECT_EQ(crc32c_extend_by(path, carried, src, length), want) << length << "+" << offset;
+          std::vector<std::byte> copy(length + 4, std::byte{0x5a});
+          EXPECT_EQ(crc32c_copy_by(path, carried, copy.data() + 3, src, length), want)
+              << length << "+" << offset;
+          EXPECT_TRUE(std::equal(src, src + length, copy.begin() + 3)) << length;
+          EXPECT_EQ(copy[2], std::byte{0x5a});
+          EXPECT_EQ(copy[length + 3], std::byte{0x5a}) << "copied past the end at " << length;
+        }
+      }
+      // Two pieces chain into the CRC of the whole.
+      const size_t half = length / 2 + 1;
+      if (length > half) {
+        EXPECT_EQ(crc32c_extend_by(path, crc32c_extend_by(path, 0, data.data(), half),
+                                   data.data() + half, length - half),
+                  crc32c_extend_by(Crc32cPath::table, 0, data.data(), length))
+            << length;
+      }
+    }
+  }
+  EXPECT_TRUE(crc32c_supported(crc32c_path()));
+}
+
 class RingPaths : public ::testing::TestWithParam<bool> {};
 
 // Safe mode: `depth` messages fit; the next finds the lane full (one wait,
