@@ -29,6 +29,56 @@ const params::BytesParam ring_chunk_bytes{
 
 }  // namespace
 
+namespace {
+
+// Which lanes' writers map their reader's memory, as every member learns it
+// before the layout is fixed (a mapped lane keeps whole slots, an unmapped
+// one above ring_direct_bytes stages its payloads: docs/rma.md "Large
+// messages"). Two collective rounds: every member allocates a small region
+// and exchanges its key with the agreement header (so a member that passed
+// other lanes is named here, as it would be by the ring's own exchange), and
+// attaches its lanes' peers; then every member publishes, for each lane it
+// writes, whether it mapped the reader's region, and everyone reads the
+// writers' answers. The probe regions are freed once everyone has answered
+// (nobody attaches them afterwards).
+std::vector<bool> probe_mapping(Group& group, const RingLayout& layout,
+                                const std::vector<bool>& attach, const std::string& what) {
+  const int me = group.rank();
+  const auto& lanes = layout.lanes();
+  RegionSet probe = exchange_regions(
+      group, kCacheLine, layout.encode(),
+      [&](const std::vector<std::span<const std::byte>>& headers) {
+        for (size_t m = 0; m < headers.size(); ++m)
+          layout.check_same(headers[m], static_cast<int>(m), me);
+      },
+      attach, what);
+  std::vector<std::byte> mine(lanes.size(), std::byte{0});
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    if (lanes[i].src != me) continue;
+    const RmaTarget* target = probe.targets[static_cast<size_t>(lanes[i].dst)].get();
+    if (target != nullptr && target->mapped() != nullptr) mine[i] = std::byte{1};
+  }
+  const std::vector<std::vector<std::byte>> answers = group.allgather(mine, what);
+  std::vector<bool> mapped(lanes.size(), false);
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const int writer = lanes[i].src;
+    const size_t got =
+        writer < static_cast<int>(answers.size()) ? answers[static_cast<size_t>(writer)].size() : 0;
+    if (got != lanes.size() ||
+        std::to_integer<unsigned>(answers[static_cast<size_t>(writer)][i]) > 1) {
+      throw Error(Errc::protocol,
+                  fmt::format("rank {}: {}: rank {} answered {} bytes for {} lanes when asked "
+                              "which lanes it maps; no ring was created",
+                              me, what, writer, got, lanes.size()));
+    }
+    const std::vector<std::byte>& answer = answers[static_cast<size_t>(writer)];
+    mapped[i] = answer[i] == std::byte{1};
+  }
+  return mapped;
+}
+
+}  // namespace
+
 std::string RingEndpoint::State::lane_name(const LaneSpec& spec) const {
   return fmt::format("ring lane {} -> {} ({}, depth {}, capacity {} B)", spec.src, spec.dst,
                      RingLayout::mode_name(layout.mode()), spec.depth, spec.capacity);
@@ -169,17 +219,17 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
     if (l.src == me) attach[static_cast<size_t>(l.dst)] = true;
     if (l.dst == me) attach[static_cast<size_t>(l.src)] = true;
   }
-  const std::vector<std::byte> header = s.layout.encode();
   const std::string what =
       fmt::format("ring({}, {} lanes)", RingLayout::mode_name(mode), specs.size());
   group->register_wakeup(kRingWakeup);
-  s.regions = exchange_regions(
-      *group, s.layout.region_bytes(me), header,
-      [&](const std::vector<std::span<const std::byte>>& headers) {
-        for (size_t m = 0; m < headers.size(); ++m)
-          s.layout.check_same(headers[m], static_cast<int>(m), me);
-      },
-      attach, what);
+  auto check = [&](const std::vector<std::span<const std::byte>>& headers) {
+    for (size_t m = 0; m < headers.size(); ++m)
+      s.layout.check_same(headers[m], static_cast<int>(m), me);
+  };
+  if (s.layout.mapping_matters())
+    s.layout.set_mapped(probe_mapping(*group, s.layout, attach, what));
+  s.regions =
+      exchange_regions(*group, s.layout.region_bytes(me), s.layout.encode(), check, attach, what);
 
   std::byte* base = s.regions.local->data();
   s.out_by_dst.assign(static_cast<size_t>(group->size()), -1);
@@ -200,7 +250,11 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       }
       o.target = s.regions.targets[static_cast<size_t>(l.dst)].get();
       o.inbox = s.layout.inbox_offset(lane);
-      if (o.target->mapped() != nullptr) o.mapped = o.target->mapped() + o.inbox;
+      // A direct lane's slots and payloads are read through the transport
+      // (the layout made it direct because the probe found no mapping).
+      if (o.target->mapped() != nullptr && !s.layout.direct(lane)) {
+        o.mapped = o.target->mapped() + o.inbox;
+      }
       o.credit = reinterpret_cast<CreditLine*>(base + s.layout.credit_offset(lane));
       if (o.mapped == nullptr) {
         o.staging.assign(l.depth * o.stride, std::byte{0});
@@ -225,7 +279,6 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       in.credit_target = s.regions.targets[static_cast<size_t>(l.src)].get();
       in.credit_offset = s.layout.credit_offset(lane);
       if (in.credit_target->mapped() != nullptr) {
-        in.writer_mapped = in.credit_target->mapped();
         in.credit_mapped =
             reinterpret_cast<CreditLine*>(in.credit_target->mapped() + in.credit_offset);
       }
@@ -395,6 +448,8 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
     for (const OutLane& o : s.out) {
       if (o.lane != static_cast<int>(i)) continue;
       c.sent = o.sent;
+      c.chunked = o.chunked;
+      c.by_descriptor = o.by_descriptor;
       c.waits = o.waits;
       c.wait_seconds = o.wait_seconds;
     }

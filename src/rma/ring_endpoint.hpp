@@ -56,8 +56,10 @@ struct LaneCounters {
   int dst = -1;
   // Writer side (zero on the reader's copy).
   uint64_t sent = 0;
-  uint64_t waits = 0;       // safe mode: sends that found the lane full
-  double wait_seconds = 0;  // time those sends spent waiting
+  uint64_t chunked = 0;        // written into the slot in chunks (safe mode, mapped lane)
+  uint64_t by_descriptor = 0;  // staged in the writer's memory, fetched by the reader
+  uint64_t waits = 0;          // safe mode: sends that found the lane full
+  double wait_seconds = 0;     // time those sends spent waiting
   // Reader side (zero on the writer's copy).
   uint64_t delivered = 0;
   uint64_t lost = 0;     // raw mode: overwritten before they were read

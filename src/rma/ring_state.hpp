@@ -46,13 +46,16 @@ struct OutLane {
   std::byte* blocks = nullptr;
   size_t blocks_offset = 0;
   size_t block_stride = 0;
-  RmaTarget* target = nullptr;   // the reader's region
-  size_t inbox = 0;              // the lane's offset in it
-  std::byte* mapped = nullptr;   // the lane's inbox through a mapping, or null
+  RmaTarget* target = nullptr;  // the reader's region
+  size_t inbox = 0;             // the lane's offset in it
+  // The lane's inbox through a mapping, or null (then, and always on a
+  // direct lane, slots are put through the transport).
+  std::byte* mapped = nullptr;
   CreditLine* credit = nullptr;  // in this rank's memory
   uint64_t sent = 0;
-  uint64_t acked = 0;        // the credit word as last read
-  uint64_t blocked_seq = 0;  // the message whose send last found the lane full
+  uint64_t chunked = 0, by_descriptor = 0;  // how messages went (LaneCounters)
+  uint64_t acked = 0;                       // the credit word as last read
+  uint64_t blocked_seq = 0;                 // the message whose send last found the lane full
   uint64_t waits = 0;
   double wait_seconds = 0;
   // Without a mapping: one slot image per slot, and its puts in flight.
@@ -66,11 +69,10 @@ struct InLane {
   size_t stride = 0;
   uint64_t inline_capacity = 0;
   // Direct lanes: the writer's staging area (offset in its region, block
-  // stride), through a mapping or not; a fetch through the transport
-  // (payload, then the block's seq word) and the seq word it read.
+  // stride); a fetch through the transport (payload, then the block's seq
+  // word) and the seq word it read.
   size_t blocks_offset = 0;
   size_t block_stride = 0;
-  const std::byte* writer_mapped = nullptr;
   Flight fetch_flight;
   uint64_t fetched_seq = 0;
   LaneHeader* header = nullptr;  // in this rank's memory
@@ -121,10 +123,10 @@ struct RingEndpoint::State {
   // ring_writer.cpp
   bool try_send(OutLane& lane, std::span<const std::byte> message);
   void refresh_credits(OutLane& lane);
-  // The slot of message `seq`: `message` inline, or (descriptor given) the
+  // The slot of message `seq`: through the mapping `message` inline;
+  // through the transport `message` inline, or (descriptor given) the
   // descriptor of the staged `message`.
-  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
-                    const Descriptor* descriptor);
+  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
   void write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
                  const Descriptor* descriptor);
   // A message above the lane's inline capacity: its payload into the
