@@ -1,5 +1,6 @@
 #include "rma/crc32c.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -314,6 +315,33 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t length) {
 uint32_t crc32c_copy(uint32_t crc, void* dst, const void* src, size_t length) {
   return ~update(kBest, ~crc, static_cast<unsigned char*>(dst),
                  static_cast<const unsigned char*>(src), length);
+}
+
+// Pieces of the two-pass copies: well inside a 32 KiB first-level cache.
+constexpr size_t kPassPiece = 8192;
+
+uint32_t crc32c_then_copy(uint32_t crc, void* dst, const void* src, size_t length) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (size_t done = 0; done < length;) {
+    const size_t n = std::min(kPassPiece, length - done);
+    crc = crc32c_extend(crc, in + done, n);
+    std::memcpy(out + done, in + done, n);
+    done += n;
+  }
+  return crc;
+}
+
+uint32_t copy_then_crc32c(uint32_t crc, void* dst, const void* src, size_t length) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (size_t done = 0; done < length;) {
+    const size_t n = std::min(kPassPiece, length - done);
+    std::memcpy(out + done, in + done, n);
+    crc = crc32c_extend(crc, out + done, n);
+    done += n;
+  }
+  return crc;
 }
 
 uint32_t crc32c_extend_by(Crc32cPath path, uint32_t crc, const void* data, size_t length) {

@@ -24,8 +24,20 @@ namespace grove::rma {
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t length);
 
 // Copies `length` bytes from `src` to `dst` (not overlapping) and returns
-// crc32c_extend(crc, src, length).
+// crc32c_extend(crc, src, length), in one pass.
 uint32_t crc32c_copy(uint32_t crc, void* dst, const void* src, size_t length);
+
+// The same in two passes, for copies with one side in memory another core
+// writes or reads (a ring slot through a mapping): the cache lines that move
+// between cores move in a plain copy (memcpy keeps the most misses in
+// flight; a copy that also folds each register into the checksum keeps
+// fewer), and the checksum reads the side that is this core's. Both work
+// in pieces small enough to stay in the first-level cache between passes.
+// crc32c_then_copy: the checksum of `src` (local), then the copy into `dst`.
+uint32_t crc32c_then_copy(uint32_t crc, void* dst, const void* src, size_t length);
+// copy_then_crc32c: the copy from `src`, then the checksum of `dst` (local):
+// the bytes the caller received, whatever `src` held meanwhile.
+uint32_t copy_then_crc32c(uint32_t crc, void* dst, const void* src, size_t length);
 
 // How the checksum is computed. crc32c_extend and crc32c_copy use the
 // fastest this CPU has (crc32c_path()); the _by forms take one (an

@@ -120,10 +120,10 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       uint32_t crc;
       if (lane.partial_seq == e && lane.partial_out == out.data() &&
           lane.partial_copied <= length) {
-        crc = crc32c_copy(lane.partial_crc, out.data() + lane.partial_copied,
-                          payload + lane.partial_copied, length - lane.partial_copied);
+        crc = copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
+                               payload + lane.partial_copied, length - lane.partial_copied);
       } else {
-        crc = length > 0 ? crc32c_copy(0, out.data(), payload, length) : 0;
+        crc = length > 0 ? copy_then_crc32c(0, out.data(), payload, length) : 0;
       }
       uint64_t guard;
       std::memcpy(&guard, payload + round8(length), sizeof(guard));
@@ -181,8 +181,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           }
           if (available > lane.partial_copied) {
             lane.partial_crc =
-                crc32c_copy(lane.partial_crc, out.data() + lane.partial_copied,
-                            payload + lane.partial_copied, available - lane.partial_copied);
+                copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
+                                 payload + lane.partial_copied, available - lane.partial_copied);
             lane.partial_copied = available;
             ++chunks_copied;
           }

@@ -116,13 +116,13 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
     size_t done = 0;
     while (done < length) {
       const size_t n = std::min(chunk_bytes, length - done);
-      crc = crc32c_copy(crc, payload + done, message.data() + done, n);
+      crc = crc32c_then_copy(crc, payload + done, message.data() + done, n);
       done += n;
       if (done < length) lane_header->progress.store(tag | done, std::memory_order_release);
     }
     ++lane.chunked;
   } else if (length > 0) {
-    crc = crc32c_copy(0, payload, message.data(), length);
+    crc = crc32c_then_copy(0, payload, message.data(), length);
   }
   header->crc = crc;
   const uint64_t guard = ~seq;

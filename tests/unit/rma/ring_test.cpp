@@ -193,6 +193,31 @@ TEST(Crc32c, EveryPathAgreesWithTheTable) {
   EXPECT_TRUE(crc32c_supported(crc32c_path()));
 }
 
+// The two-pass copies (a ring slot's side moves in a plain copy, the
+// checksum reads this core's side) give the one-pass copy's bytes and CRC,
+// across their 8 KiB pieces and with a CRC carried in.
+TEST(Crc32c, TwoPassCopiesMatchTheOnePassCopy) {
+  std::vector<std::byte> data(70000);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::byte>((i * 2654435761u) >> 13);
+  for (size_t length : {0, 1, 255, 4096, 8191, 8192, 8193, 16384 + 7, 65536 + 5}) {
+    for (uint32_t carried : {0u, 0xdeadbeefu}) {
+      const uint32_t want = crc32c_extend_by(Crc32cPath::table, carried, data.data(), length);
+      std::vector<std::byte> a(length + 1, std::byte{0x5a}), b(length + 1, std::byte{0x5a});
+      EXPECT_EQ(crc32c_then_copy(carried, a.data(), data.data(), length), want) << length;
+      EXPECT_EQ(copy_then_crc32c(carried, b.data(), data.data(), length), want) << length;
+      EXPECT_TRUE(
+          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), a.begin()))
+          << length;
+      EXPECT_TRUE(
+          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), b.begin()))
+          << length;
+      EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
+      EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+    }
+  }
+}
+
 class RingPaths : public ::testing::TestWithParam<bool> {};
 
 // Safe mode: `depth` messages fit; the next finds the lane full (one wait,
