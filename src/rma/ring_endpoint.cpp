@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/params.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 #include "sched/wait.hpp"
 #include "sched/wait_loop.hpp"
@@ -159,6 +160,7 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
     std::span<std::atomic<uint32_t>* const> flags;
     std::span<const int> peers;
     FunctionRef<std::string()> what;
+    std::chrono::microseconds brief;
     uint64_t chunks_seen;
     // The condition consumes what it finds (a message, a slot): once true it
     // is not asked again.
@@ -180,7 +182,10 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
     }
     void sleep(std::chrono::microseconds max) {
       for (std::atomic<uint32_t>* f : flags)
-        f->store(1, std::memory_order_seq_cst);
+        f->store(1, std::memory_order_relaxed);
+      // Without the peers' barrier a publisher may miss the word: sleep
+      // briefly then (rma/handshake_fence.hpp).
+      if (!sleep_fence()) max = std::min(max, brief);
       if (!ready()) s.group->transport().block(s.group->notice_fd(), max);
       for (std::atomic<uint32_t>* f : flags)
         f->store(0, std::memory_order_relaxed);
@@ -192,7 +197,7 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
   cadence.yield_after_activity = false;
   cadence.max_sleep = options.block_slice;
   if (through_transport) cadence.rounds_per_progress = 1;
-  Waiter waiter{{}, s, condition, flags, peers, what, s.chunks_copied};
+  Waiter waiter{{}, s, condition, flags, peers, what, options.shm_wake_interval, s.chunks_copied};
   bool in_time;
   try {
     in_time = sched::wait_loop(waiter, options, cadence);
@@ -222,6 +227,9 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
   const std::string what =
       fmt::format("ring({}, {} lanes)", RingLayout::mode_name(mode), specs.size());
   group->register_wakeup(kRingWakeup);
+  // Before any peer can sleep on this ring: they wait for this rank in the
+  // exchange below.
+  asymmetric_fences();
   auto check = [&](const std::vector<std::span<const std::byte>>& headers) {
     for (size_t m = 0; m < headers.size(); ++m)
       s.layout.check_same(headers[m], static_cast<int>(m), me);

@@ -33,7 +33,9 @@
 // in its own memory before its last check; the peer, after publishing a slot
 // (a credit), reads that word through its mapping and, if set, sends an
 // empty active message whose arrival ends the block. Without a mapping the
-// peer sends one after every publication.
+// peer sends one after every publication. The fences between each side's
+// store and load are asymmetric where the kernel allows: the publisher's is
+// a compiler barrier, the sleeper's a membarrier (rma/handshake_fence.hpp).
 
 #include <cstdint>
 #include <memory>

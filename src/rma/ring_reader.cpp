@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 
 namespace grove::rma {
@@ -45,7 +46,7 @@ void RingEndpoint::State::send_credit(InLane& lane) {
     if (lane.acked_sent == lane.delivered) return;
     lane.acked_sent = lane.delivered;
     lane.credit_mapped->acked.store(lane.delivered, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    publish_fence();
     if (lane.credit_mapped->writer_sleeping.load(std::memory_order_relaxed) != 0) {
       wake(lane.spec.src);
     }

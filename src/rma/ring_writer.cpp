@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 
 namespace grove::rma {
@@ -129,8 +130,9 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   std::memcpy(payload + round8(length), &guard, sizeof(guard));
   header->seq.store(seq, std::memory_order_release);
   // Store seq, then read the reader's sleeping word (the reader stores the
-  // word, then reads seq): one of the two sees the other's store.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // word, then reads seq): one of the two sees the other's store
+  // (rma/handshake_fence.hpp).
+  publish_fence();
   if (lane_header->reader_sleeping.load(std::memory_order_relaxed) != 0) wake(lane.spec.dst);
 }
 
