@@ -5,7 +5,8 @@
 // acknowledgement), per payload, quiet or with background traffic (ranks
 // 2 and up in pairs ping-pong 64 KiB point-to-point messages). Raw TSV
 // rows: mode, background, metric, payload, repeat, value; rank 0 prints the
-// median and its 95% bootstrap CI per cell (docs/rma.md).
+// median and its 95% bootstrap CI per cell (docs/rma.md), and for rings the
+// path its messages took and how many of its waits slept (`sleeps`).
 
 #include <algorithm>
 #include <chrono>
@@ -66,6 +67,7 @@ class Channel {
   struct Paths {
     uint64_t chunked = 0;
     uint64_t by_descriptor = 0;
+    uint64_t sleeps = 0;  // this rank's waits that slept (LaneStats::sleeps)
   };
   virtual Paths paths() const { return {}; }
   virtual void close() {}
@@ -102,6 +104,7 @@ class RingChannel final : public Channel {
     for (const LaneStats& s : ring_.stats()) {
       p.chunked += s.chunked;
       p.by_descriptor += s.by_descriptor;
+      p.sleeps += s.sleeps;
     }
     return p;
   }
@@ -173,6 +176,7 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
       std::max<uint64_t>(1, std::min<uint64_t>(20000, stream_bytes / std::max<size_t>(payload, 1)));
   std::byte ack[8] = {};
   for (int repeat = 0; repeat < args.repeats; ++repeat) {
+    const uint64_t sleeps_before = channel.paths().sleeps;
     // One-way latency: half of each round trip. Raw mode loses nothing here
     // (one message in flight per lane).
     double total = 0, worst = 0;
@@ -209,6 +213,10 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
                       static_cast<double>(delivered * payload) / elapsed / (1 << 20)});
       rows.push_back({mode, args.background, "delivered_pct", payload, repeat,
                       100.0 * static_cast<double>(delivered) / static_cast<double>(stream)});
+      if (mode != "p2p") {
+        rows.push_back({mode, args.background, "sleeps", payload, repeat,
+                        static_cast<double>(channel.paths().sleeps - sleeps_before)});
+      }
     } else {
       for (;;) {
         channel.recv(0, in);

@@ -65,8 +65,9 @@ struct Lane {
 };
 
 // One lane's counters as this rank sees them: the writer's side (sent,
-// chunked, by_descriptor, waits, wait_seconds) on its source, the reader's side (delivered, lost,
-// corrupt, max_lag) on its destination; the other side's fields are zero.
+// chunked, by_descriptor, waits, wait_seconds) on its source, the reader's
+// side (delivered, lost, corrupt, max_lag) on its destination; the other
+// side's fields are zero. `sleeps` is this rank's, on either side.
 struct LaneStats {
   int src = -1;
   int dst = -1;
@@ -79,6 +80,9 @@ struct LaneStats {
   uint64_t lost = 0;     // raw mode: messages overwritten before they were read
   uint64_t corrupt = 0;  // messages whose slot failed its checks (then read again)
   uint64_t max_lag = 0;  // the largest sequence advance of one delivery (1 without loss)
+  // Times a send or receive waiting on this lane (recv_any: on any lane)
+  // set its sleeping word to sleep under wait_policy until the peer wakes it.
+  uint64_t sleeps = 0;
 };
 
 class Ring {

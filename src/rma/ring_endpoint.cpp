@@ -151,13 +151,14 @@ namespace {
 // then.
 template <class Condition>
 void ring_wait(RingEndpoint::State& s, Condition& condition,
-               std::span<std::atomic<uint32_t>* const> flags, std::span<const int> peers,
-               bool through_transport, FunctionRef<std::string()> what,
+               std::span<std::atomic<uint32_t>* const> flags, std::span<uint64_t* const> sleeps,
+               std::span<const int> peers, bool through_transport, FunctionRef<std::string()> what,
                FunctionRef<std::string()> detail) {
   struct Waiter : sched::WaiterBase {
     RingEndpoint::State& s;
     Condition& condition;
     std::span<std::atomic<uint32_t>* const> flags;
+    std::span<uint64_t* const> sleeps;
     std::span<const int> peers;
     FunctionRef<std::string()> what;
     std::chrono::microseconds brief;
@@ -181,6 +182,8 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
       return active || moved;
     }
     void sleep(std::chrono::microseconds max) {
+      for (uint64_t* count : sleeps)
+        ++*count;
       for (std::atomic<uint32_t>* f : flags)
         f->store(1, std::memory_order_relaxed);
       // Without the peers' barrier a publisher may miss the word: sleep
@@ -197,7 +200,8 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
   cadence.yield_after_activity = false;
   cadence.max_sleep = options.block_slice;
   if (through_transport) cadence.rounds_per_progress = 1;
-  Waiter waiter{{}, s, condition, flags, peers, what, options.shm_wake_interval, s.chunks_copied};
+  Waiter waiter{
+      {}, s, condition, flags, sleeps, peers, what, options.shm_wake_interval, s.chunks_copied};
   bool in_time;
   try {
     in_time = sched::wait_loop(waiter, options, cadence);
@@ -294,6 +298,12 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       s.in.push_back(std::move(in));
     }
   }
+  for (InLane& lane : s.in) {
+    s.any_flags.push_back(&lane.header->reader_sleeping);
+    s.any_sleeps.push_back(&lane.sleeps);
+    s.any_sources.push_back(lane.spec.src);
+    s.any_through_transport = s.any_through_transport || lane.credit_mapped == nullptr;
+  }
 }
 
 RingEndpoint::~RingEndpoint() {
@@ -339,10 +349,11 @@ void RingEndpoint::send(int dst, std::span<const std::byte> message) {
   };
   auto sent = [&] { return s.try_send(lane, message); };
   std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
+  uint64_t* const sleeps[] = {&lane.sleeps};
   const int peers[] = {dst};
   try {
     ring_wait(
-        s, sent, flags, peers, lane.mapped == nullptr,
+        s, sent, flags, sleeps, peers, lane.mapped == nullptr,
         [&] {
           return fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
                              lane.sent + 1);
@@ -373,9 +384,10 @@ size_t RingEndpoint::recv(int src, std::span<std::byte> out) {
   std::optional<size_t> got;
   auto arrived = [&] { return (got = s.poll(lane, out, true)).has_value(); };
   std::atomic<uint32_t>* const flags[] = {&lane.header->reader_sleeping};
+  uint64_t* const sleeps[] = {&lane.sleeps};
   const int peers[] = {src};
   ring_wait(
-      s, arrived, flags, peers, lane.credit_mapped == nullptr,
+      s, arrived, flags, sleeps, peers, lane.credit_mapped == nullptr,
       [&] {
         return fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
                            lane.expected);
@@ -423,16 +435,8 @@ RingEndpoint::Received RingEndpoint::recv_any(std::span<std::byte> out) {
     return false;
   };
   if (poll_all()) return *got;
-  std::vector<std::atomic<uint32_t>*> flags;
-  std::vector<int> sources;
-  bool through_transport = false;
-  for (InLane& lane : s.in) {
-    flags.push_back(&lane.header->reader_sleeping);
-    sources.push_back(lane.spec.src);
-    through_transport = through_transport || lane.credit_mapped == nullptr;
-  }
   ring_wait(
-      s, poll_all, flags, sources, through_transport,
+      s, poll_all, s.any_flags, s.any_sleeps, s.any_sources, s.any_through_transport,
       [&] { return fmt::format("rank {}: ring recv_any", s.rank()); },
       [&] {
         std::string text;
@@ -460,6 +464,7 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.by_descriptor = o.by_descriptor;
       c.waits = o.waits;
       c.wait_seconds = o.wait_seconds;
+      c.sleeps = o.sleeps;
     }
     for (const InLane& in : s.in) {
       if (in.lane != static_cast<int>(i)) continue;
@@ -467,6 +472,7 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.lost = in.lost;
       c.corrupt = in.corrupt;
       c.max_lag = in.max_lag;
+      c.sleeps = in.sleeps;
     }
     out.push_back(c);
   }

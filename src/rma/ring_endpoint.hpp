@@ -67,6 +67,9 @@ struct LaneCounters {
   uint64_t lost = 0;     // raw mode: overwritten before they were read
   uint64_t corrupt = 0;  // messages whose slot failed the guard, length or CRC check
   uint64_t max_lag = 0;  // the largest sequence advance of one delivery (1 without loss)
+  // Either side: waits on this lane that set their sleeping word to sleep
+  // (ring_wait; recv_any counts on every incoming lane).
+  uint64_t sleeps = 0;
 };
 
 class RingEndpoint {

@@ -58,6 +58,7 @@ struct OutLane {
   uint64_t blocked_seq = 0;                 // the message whose send last found the lane full
   uint64_t waits = 0;
   double wait_seconds = 0;
+  uint64_t sleeps = 0;  // waits that slept
   // Without a mapping: one slot image per slot, and its puts in flight.
   std::vector<std::byte> staging;
   std::vector<Flight> flights;
@@ -82,6 +83,7 @@ struct InLane {
   CreditLine* credit_mapped = nullptr;  // through a mapping, or null
   uint64_t expected = 1;                // the next message to deliver
   uint64_t delivered = 0, lost = 0, corrupt = 0, max_lag = 0;
+  uint64_t sleeps = 0;        // waits that slept
   uint64_t last_corrupt = 0;  // the last message counted corrupt
   // A message read while it is being written (chunks): which, into where,
   // how far, and the CRC so far.
@@ -105,7 +107,13 @@ struct RingEndpoint::State {
   std::vector<InLane> in;                  // lanes this rank reads, in lane order
   std::vector<int> out_by_dst, in_by_src;  // member -> index in out/in, or -1
   size_t next_any = 0;                     // round-robin start of try_recv_any
-  size_t chunk_bytes = 0;                  // ring_chunk_bytes at creation
+  // What a recv_any waits on: every incoming lane's sleeping word, sleep
+  // counter and writer, and whether one of them goes through the transport.
+  std::vector<std::atomic<uint32_t>*> any_flags;
+  std::vector<uint64_t*> any_sleeps;
+  std::vector<int> any_sources;
+  bool any_through_transport = false;
+  size_t chunk_bytes = 0;  // ring_chunk_bytes at creation
   // Chunks of messages being written that this rank copied out so far: a
   // wait that sees it move keeps spinning (ring_endpoint.cpp).
   uint64_t chunks_copied = 0;

@@ -616,6 +616,7 @@ add_test(NAME bench.rma_bench.tiny
          COMMAND ${GROVE_EXPECT} 0 --match "ring_direct_bytes 4KiB"
                  --match "safe +4096 delivered_pct +100 .*  slot$"
                  --match "safe +16384 delivered_pct +100 .*  chunked slot$"
+                 --match "safe +16384 sleeps +[0-9]"
                  --match "raw +16384 delivered_pct .*  slot$"
                  --match "p2p +16384 delivered_pct"
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param ring_direct_bytes=4KiB

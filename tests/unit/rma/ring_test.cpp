@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/params.hpp"
 #include "rma/crc32c.hpp"
@@ -456,7 +458,41 @@ TEST(RingChecks, ChunkedWritesArriveExact) {
                                message(0, s, 4000 + s).begin()))
             << "message " << s << (mapped ? " mapped" : " put");
       }
+      // Chunks only through a mapping in safe mode; raw mode and puts
+      // write whole images.
+      EXPECT_EQ(rig.counters(0, 0, 1).chunked, mapped && mode == RingMode::safe ? 5u : 0u);
+      EXPECT_EQ(rig.counters(0, 0, 1).by_descriptor, 0u);
     }
+  }
+}
+
+// A reader that sleeps (wait_policy=block) in recv, on its own thread, is
+// woken by the writer's publication and gets the message; it announced one
+// sleep (stats' sleeps), the writer none. The writer publishes only once
+// the reader's sleeping word is up, so the wake-up is the writer's to send.
+TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
+  params::ScopedSet policy("wait_policy", "block");
+  params::ScopedSet slice("wait_block_slice_us", "10000000");  // no waking by the clock
+  for (bool mapped : {true, false}) {
+    SCOPED_TRACE(mapped ? "mapped" : "put/get");
+    Rig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
+    RingEndpoint& reader = *rig.ends[1];
+    const auto* lane_header = reinterpret_cast<const LaneHeader*>(
+        reader.local_memory() + reader.layout().inbox_offset(reader.layout().find(0, 1)));
+    std::vector<std::byte> out(4096);
+    size_t got = 0;
+    std::thread receiver([&] { got = reader.recv(0, out); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (lane_header->reader_sleeping.load() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    EXPECT_EQ(lane_header->reader_sleeping.load(), 1u) << "the reader never went to sleep";
+    rig.ends[0]->send(1, message(0, 1, 3000));
+    receiver.join();
+    ASSERT_EQ(got, 3000u);
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 3000, message(0, 1, 3000).begin()));
+    EXPECT_EQ(rig.counters(1, 0, 1).sleeps, 1u);
+    EXPECT_EQ(rig.counters(0, 0, 1).sleeps, 0u);
+    EXPECT_EQ(lane_header->reader_sleeping.load(), 0u) << "left set after the wait";
   }
 }
 
