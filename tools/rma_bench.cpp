@@ -5,7 +5,8 @@
 // acknowledgement), per payload, quiet or with background traffic (ranks
 // 2 and up in pairs ping-pong 64 KiB point-to-point messages). Raw TSV
 // rows: mode, background, metric, payload, repeat, value; rank 0 prints the
-// median and its 95% bootstrap CI per cell (docs/rma.md).
+// median and its 95% bootstrap CI per cell (docs/rma.md), and for rings the
+// path its messages took and how many of its waits slept (`sleeps`).
 
 #include <algorithm>
 #include <chrono>
@@ -31,7 +32,8 @@ using Clock = std::chrono::steady_clock;
 struct RmaBenchArgs {
   std::string modes = "safe,raw,p2p";
   // The seed's payloads, and 64 KiB and 128 KiB on both sides of the
-  // default ring_direct_bytes (docs/rma.md, "Large messages").
+  // default ring_direct_bytes (docs/rma.md, "Large messages": it matters
+  // only between ranks without a mapping of each other's memory).
   std::string sizes = "64:256KiB:8,64KiB,128KiB";
   std::string tsv;
   int repeats = 11;
@@ -60,6 +62,14 @@ class Channel {
   virtual size_t recv(int from, std::span<std::byte> out) = 0;
   // Raw ring only: messages the reader lost so far.
   virtual uint64_t lost() const { return 0; }
+  // Rings: how this rank's messages went so far (LaneStats): chunked into
+  // slots, and by descriptor.
+  struct Paths {
+    uint64_t chunked = 0;
+    uint64_t by_descriptor = 0;
+    uint64_t sleeps = 0;  // this rank's waits that slept (LaneStats::sleeps)
+  };
+  virtual Paths paths() const { return {}; }
   virtual void close() {}
 };
 
@@ -88,6 +98,15 @@ class RingChannel final : public Channel {
     for (const LaneStats& s : ring_.stats())
       lost += s.lost;
     return lost;
+  }
+  Paths paths() const override {
+    Paths p;
+    for (const LaneStats& s : ring_.stats()) {
+      p.chunked += s.chunked;
+      p.by_descriptor += s.by_descriptor;
+      p.sleeps += s.sleeps;
+    }
+    return p;
   }
   void close() override { ring_.close(); }
 
@@ -157,6 +176,7 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
       std::max<uint64_t>(1, std::min<uint64_t>(20000, stream_bytes / std::max<size_t>(payload, 1)));
   std::byte ack[8] = {};
   for (int repeat = 0; repeat < args.repeats; ++repeat) {
+    const uint64_t sleeps_before = channel.paths().sleeps;
     // One-way latency: half of each round trip. Raw mode loses nothing here
     // (one message in flight per lane).
     double total = 0, worst = 0;
@@ -193,6 +213,10 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
                       static_cast<double>(delivered * payload) / elapsed / (1 << 20)});
       rows.push_back({mode, args.background, "delivered_pct", payload, repeat,
                       100.0 * static_cast<double>(delivered) / static_cast<double>(stream)});
+      if (mode != "p2p") {
+        rows.push_back({mode, args.background, "sleeps", payload, repeat,
+                        static_cast<double>(channel.paths().sleeps - sleeps_before)});
+      }
     } else {
       for (;;) {
         channel.recv(0, in);
@@ -253,6 +277,9 @@ int run_rma_bench(const RmaBenchArgs& args) {
   // Every rank creates the rings (collective); ranks 2 and up then make
   // background traffic or wait.
   std::vector<Row> rows;
+  // Rank 0, per ring cell: the path its messages took ("slot", "chunked
+  // slot", "descriptor"; docs/rma.md "Large messages").
+  std::map<std::string, std::string> paths;
   for (const std::string& mode : modes) {
     std::unique_ptr<Channel> channel;
     if (mode == "p2p") {
@@ -270,7 +297,13 @@ int run_rma_bench(const RmaBenchArgs& args) {
       }
     } else {
       for (size_t payload : sizes) {
+        const Channel::Paths before = channel->paths();
         measure(world, *channel, args, stream_bytes, mode, payload, rows);
+        const Channel::Paths after = channel->paths();
+        paths[fmt::format("{}/{}", mode, payload)] =
+            after.by_descriptor > before.by_descriptor ? "descriptor"
+            : after.chunked > before.chunked           ? "chunked slot"
+                                                       : "slot";
         if (args.background && world.rank() == 0) {
           std::byte none[1];
           for (int r = 2; r < world.size(); r += 2)
@@ -293,12 +326,15 @@ int run_rma_bench(const RmaBenchArgs& args) {
   }
   fmt::print("# grove rma-bench: {} ranks, {} repeats, depth {}, {}background\n", world.size(),
              args.repeats, args.depth, args.background ? "" : "no ");
-  // Ring payloads above ring_direct_bytes travel by descriptor: the slot
-  // names the payload in the writer's memory and the reader fetches it.
+  // Ring payloads above ring_direct_bytes travel by descriptor where the
+  // writer has no mapping of the reader's memory; mapped lanes keep every
+  // payload in the slots (chunked above ring_chunk_bytes in safe mode).
   const auto direct_bytes =
       static_cast<uint64_t>(params::Registry::global().get("ring_direct_bytes").as_int);
-  fmt::print("# ring_direct_bytes {}: ring payloads above it travel by descriptor (path)\n",
-             params::format_bytes(direct_bytes));
+  fmt::print(
+      "# ring_direct_bytes {}: unmapped ring payloads above it travel by descriptor "
+      "(path: what rank 0's messages took)\n",
+      params::format_bytes(direct_bytes));
   fmt::print("{:<6} {:>9} {:<16} {:>12} {:>26}  {}\n", "mode", "payload", "metric", "median",
              "95% CI", "path");
   // Cells in the order first measured: (mode, payload, metric).
@@ -317,7 +353,8 @@ int run_rma_bench(const RmaBenchArgs& args) {
   for (const std::string& key : keys) {
     const Row& r = *first[key];
     const stats::Summary s = stats::summarize(values[key], key);
-    const char* path = r.mode == "p2p" ? "" : r.payload > direct_bytes ? "  descriptor" : "  slot";
+    const std::string path =
+        r.mode == "p2p" ? "" : "  " + paths[fmt::format("{}/{}", r.mode, r.payload)];
     fmt::print("{:<6} {:>9} {:<16} {:>12.4g} [{:.4g}, {:.4g}]{}\n", r.mode, r.payload, r.metric,
                s.median, s.median_ci.lo, s.median_ci.hi, path);
   }

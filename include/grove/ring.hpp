@@ -17,10 +17,14 @@
 //   finds messages overwritten skips to the oldest one left, in order, and
 //   counts the gap as `lost`. Once the reader has seen the last message sent,
 //   delivered + lost == sent.
-// On a lane whose capacity exceeds the parameter ring_direct_bytes (64 KiB
-// by default, the same on every rank), a longer message stays in the
-// writer's memory and its slot carries a descriptor; the reader fetches the
-// payload with one get straight into the receive buffer.
+// Long messages: between ranks of one host (the writer maps the reader's
+// memory) every message goes in its slot, and in safe mode one longer than
+// ring_chunk_bytes is copied in chunks the reader copies out while the next
+// is written. Without a mapping (another host, or rma_direct=false), on a
+// lane whose capacity exceeds the parameter ring_direct_bytes (64 KiB by
+// default, the same on every rank) a longer message stays in the writer's
+// memory and its slot carries a descriptor; the reader fetches the payload
+// with one get straight into the receive buffer.
 // A slot that fails its checks (guard, length, descriptor, CRC-32C) is
 // counted `corrupt` and read again later. In safe mode a slot holding a later
 // message than expected (the writer lapped the reader) is an error.
@@ -61,18 +65,24 @@ struct Lane {
 };
 
 // One lane's counters as this rank sees them: the writer's side (sent,
-// waits, wait_seconds) on its source, the reader's side (delivered, lost,
-// corrupt, max_lag) on its destination; the other side's fields are zero.
+// chunked, by_descriptor, waits, wait_seconds) on its source, the reader's
+// side (delivered, lost, corrupt, max_lag) on its destination; the other
+// side's fields are zero. `sleeps` is this rank's, on either side.
 struct LaneStats {
   int src = -1;
   int dst = -1;
   uint64_t sent = 0;
-  uint64_t waits = 0;       // safe mode: sends that found the lane full
-  double wait_seconds = 0;  // time those sends waited
+  uint64_t chunked = 0;        // of those, copied into the slot chunk by chunk
+  uint64_t by_descriptor = 0;  // of those, staged in the writer's memory and fetched
+  uint64_t waits = 0;          // safe mode: sends that found the lane full
+  double wait_seconds = 0;     // time those sends waited
   uint64_t delivered = 0;
   uint64_t lost = 0;     // raw mode: messages overwritten before they were read
   uint64_t corrupt = 0;  // messages whose slot failed its checks (then read again)
   uint64_t max_lag = 0;  // the largest sequence advance of one delivery (1 without loss)
+  // Times a send or receive waiting on this lane (recv_any: on any lane)
+  // set its sleeping word to sleep under wait_policy until the peer wakes it.
+  uint64_t sleeps = 0;
 };
 
 class Ring {

@@ -54,8 +54,8 @@ std::optional<Ring::Received> Ring::try_recv_any(std::span<std::byte> out) {
 std::vector<LaneStats> Ring::stats() const {
   std::vector<LaneStats> out;
   for (const rma::LaneCounters& c : endpoint_of(state_, "stats").counters()) {
-    out.push_back(
-        {c.src, c.dst, c.sent, c.waits, c.wait_seconds, c.delivered, c.lost, c.corrupt, c.max_lag});
+    out.push_back({c.src, c.dst, c.sent, c.chunked, c.by_descriptor, c.waits, c.wait_seconds,
+                   c.delivered, c.lost, c.corrupt, c.max_lag, c.sleeps});
   }
   return out;
 }

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include "core/params.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 #include "sched/wait.hpp"
+#include "sched/wait_loop.hpp"
 
 namespace grove::rma {
 namespace {
@@ -26,14 +28,54 @@ const params::BytesParam ring_chunk_bytes{
     "safe ring lanes: a message longer than this is written into its slot in chunks of this "
     "size, each published at once, so the reader copies one chunk while the next is written"};
 
-// Polls of the ring's memory per wait round before the transport is
-// progressed (when this rank has a core of its own).
-constexpr int kPollsPerRound = 64;
+}  // namespace
 
-inline void cpu_relax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#endif
+namespace {
+
+// Which lanes' writers map their reader's memory, as every member learns it
+// before the layout is fixed (a mapped lane keeps whole slots, an unmapped
+// one above ring_direct_bytes stages its payloads: docs/rma.md "Large
+// messages"). Two collective rounds: every member allocates a small region
+// and exchanges its key with the agreement header (so a member that passed
+// other lanes is named here, as it would be by the ring's own exchange), and
+// attaches its lanes' peers; then every member publishes, for each lane it
+// writes, whether it mapped the reader's region, and everyone reads the
+// writers' answers. The probe regions are freed once everyone has answered
+// (nobody attaches them afterwards).
+std::vector<bool> probe_mapping(Group& group, const RingLayout& layout,
+                                const std::vector<bool>& attach, const std::string& what) {
+  const int me = group.rank();
+  const auto& lanes = layout.lanes();
+  RegionSet probe = exchange_regions(
+      group, kCacheLine, layout.encode(),
+      [&](const std::vector<std::span<const std::byte>>& headers) {
+        for (size_t m = 0; m < headers.size(); ++m)
+          layout.check_same(headers[m], static_cast<int>(m), me);
+      },
+      attach, what);
+  std::vector<std::byte> mine(lanes.size(), std::byte{0});
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    if (lanes[i].src != me) continue;
+    const RmaTarget* target = probe.targets[static_cast<size_t>(lanes[i].dst)].get();
+    if (target != nullptr && target->mapped() != nullptr) mine[i] = std::byte{1};
+  }
+  const std::vector<std::vector<std::byte>> answers = group.allgather(mine, what);
+  std::vector<bool> mapped(lanes.size(), false);
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    const int writer = lanes[i].src;
+    const size_t got =
+        writer < static_cast<int>(answers.size()) ? answers[static_cast<size_t>(writer)].size() : 0;
+    if (got != lanes.size() ||
+        std::to_integer<unsigned>(answers[static_cast<size_t>(writer)][i]) > 1) {
+      throw Error(Errc::protocol,
+                  fmt::format("rank {}: {}: rank {} answered {} bytes for {} lanes when asked "
+                              "which lanes it maps; no ring was created",
+                              me, what, writer, got, lanes.size()));
+    }
+    const std::vector<std::byte>& answer = answers[static_cast<size_t>(writer)];
+    mapped[i] = answer[i] == std::byte{1};
+  }
+  return mapped;
 }
 
 }  // namespace
@@ -93,55 +135,85 @@ void RingEndpoint::State::wake(int peer) {
   group->transport().am_send(peer, kRingWakeup, {});
 }
 
-// Spins on the ring's memory, progressing the transport between rounds
-// (sched/wait.hpp's loop, under wait_policy and timeout_ms). Before the
-// loop may sleep (block and hybrid after its spin window), the sleeping
-// words are set and `ready` checked once more; see the header for why that
-// cannot miss a wake-up.
-void RingEndpoint::State::wait(const std::function<bool()>& ready,
-                               const std::vector<std::atomic<uint32_t>*>& flags,
-                               const std::vector<int>& peers, const std::string& what,
-                               const std::function<std::string()>& detail) {
-  using Clock = std::chrono::steady_clock;
+namespace {
+
+// How a ring call waits: the one wait loop (sched/wait_loop.hpp) over this
+// rank's own memory, with the shared-memory cadence (a poll is a look at a
+// slot, the transport is progressed every wait_rounds_per_progress spinning
+// rounds, every round when a lane goes through the transport). Two
+// differences: a message arriving chunk by chunk counts as activity, so
+// hybrid's spin window restarts with every chunk and a reader never sleeps
+// in the middle of a message that is moving; and the sleep is on the
+// transport's fd (Transport::block), which the peer's wake-up message ends.
+// Before it sleeps the waiter sets its sleeping words and looks once more
+// (see ring_endpoint.hpp for why no wake-up is missed). Nothing is
+// allocated or formatted unless the wait fails: `what` and `detail` name it
+// then.
+template <class Condition>
+void ring_wait(RingEndpoint::State& s, Condition& condition,
+               std::span<std::atomic<uint32_t>* const> flags, std::span<uint64_t* const> sleeps,
+               std::span<const int> peers, bool through_transport, FunctionRef<std::string()> what,
+               FunctionRef<std::string()> detail) {
+  struct Waiter : sched::WaiterBase {
+    RingEndpoint::State& s;
+    Condition& condition;
+    std::span<std::atomic<uint32_t>* const> flags;
+    std::span<uint64_t* const> sleeps;
+    std::span<const int> peers;
+    FunctionRef<std::string()> what;
+    std::chrono::microseconds brief;
+    uint64_t chunks_seen;
+    // The condition consumes what it finds (a message, a slot): once true it
+    // is not asked again.
+    bool done = false;
+    bool ready() { return done || (done = condition()); }
+    void check() {
+      for (int peer : peers) {
+        if (s.group->departed(peer)) {
+          throw Error(Errc::peer_failed,
+                      fmt::format("rank {}: {}: rank {} departed", s.rank(), what(), peer));
+        }
+      }
+    }
+    bool progress() {
+      const bool active = s.group->transport().progress();
+      const bool moved = s.chunks_copied != chunks_seen;
+      chunks_seen = s.chunks_copied;
+      return active || moved;
+    }
+    void sleep(std::chrono::microseconds max) {
+      for (uint64_t* count : sleeps)
+        ++*count;
+      for (std::atomic<uint32_t>* f : flags)
+        f->store(1, std::memory_order_relaxed);
+      // Without the peers' barrier a publisher may miss the word: sleep
+      // briefly then (rma/handshake_fence.hpp).
+      if (!sleep_fence()) max = std::min(max, brief);
+      if (!ready()) s.group->transport().block(s.group->notice_fd(), max);
+      for (std::atomic<uint32_t>* f : flags)
+        f->store(0, std::memory_order_relaxed);
+    }
+  };
   const sched::WaitOptions options = sched::wait_options_from_params();
-  const int polls = options.oversubscribed ? 1 : kPollsPerRound;
-  const auto start = Clock::now();
-  bool flagged = false;
-  auto set_flags = [&](uint32_t value) {
-    for (std::atomic<uint32_t>* f : flags)
-      f->store(value, std::memory_order_seq_cst);
-    flagged = value != 0;
-  };
-  auto done = [&]() -> bool {
-    for (int i = 0; i < polls; ++i) {
-      if (ready()) return true;
-      cpu_relax();
-    }
-    for (int peer : peers) {
-      if (group->departed(peer)) {
-        throw Error(Errc::peer_failed,
-                    fmt::format("rank {}: {}: rank {} departed", rank(), what, peer));
-      }
-    }
-    if (!flagged) {
-      const bool may_sleep =
-          options.policy == sched::WaitPolicy::block ||
-          (options.policy == sched::WaitPolicy::hybrid && Clock::now() - start >= options.spin);
-      if (may_sleep) {
-        set_flags(1);
-        if (ready()) return true;
-      }
-    }
-    return false;
-  };
+  sched::WaitCadence cadence = sched::local_memory_cadence(options);
+  cadence.activity_restarts_spin = true;
+  cadence.yield_after_activity = false;
+  cadence.max_sleep = options.block_slice;
+  if (through_transport) cadence.rounds_per_progress = 1;
+  Waiter waiter{
+      {}, s, condition, flags, sleeps, peers, what, options.shm_wake_interval, s.chunks_copied};
+  bool in_time;
   try {
-    sched::wait_until(group->transport(), group->notice_fd(), done, what, detail);
+    in_time = sched::wait_loop(waiter, options, cadence);
   } catch (...) {
-    if (flagged) set_flags(0);
+    for (std::atomic<uint32_t>* f : flags)
+      f->store(0, std::memory_order_relaxed);
     throw;
   }
-  if (flagged) set_flags(0);
+  if (!in_time) throw Error(Errc::timeout, sched::timeout_message(what(), options.timeout, detail));
 }
+
+}  // namespace
 
 RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> lanes,
                            RingMode mode) {
@@ -156,17 +228,20 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
     if (l.src == me) attach[static_cast<size_t>(l.dst)] = true;
     if (l.dst == me) attach[static_cast<size_t>(l.src)] = true;
   }
-  const std::vector<std::byte> header = s.layout.encode();
   const std::string what =
       fmt::format("ring({}, {} lanes)", RingLayout::mode_name(mode), specs.size());
   group->register_wakeup(kRingWakeup);
-  s.regions = exchange_regions(
-      *group, s.layout.region_bytes(me), header,
-      [&](const std::vector<std::span<const std::byte>>& headers) {
-        for (size_t m = 0; m < headers.size(); ++m)
-          s.layout.check_same(headers[m], static_cast<int>(m), me);
-      },
-      attach, what);
+  // Before any peer can sleep on this ring: they wait for this rank in the
+  // exchange below.
+  asymmetric_fences();
+  auto check = [&](const std::vector<std::span<const std::byte>>& headers) {
+    for (size_t m = 0; m < headers.size(); ++m)
+      s.layout.check_same(headers[m], static_cast<int>(m), me);
+  };
+  if (s.layout.mapping_matters())
+    s.layout.set_mapped(probe_mapping(*group, s.layout, attach, what));
+  s.regions =
+      exchange_regions(*group, s.layout.region_bytes(me), s.layout.encode(), check, attach, what);
 
   std::byte* base = s.regions.local->data();
   s.out_by_dst.assign(static_cast<size_t>(group->size()), -1);
@@ -187,7 +262,11 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       }
       o.target = s.regions.targets[static_cast<size_t>(l.dst)].get();
       o.inbox = s.layout.inbox_offset(lane);
-      if (o.target->mapped() != nullptr) o.mapped = o.target->mapped() + o.inbox;
+      // A direct lane's slots and payloads are read through the transport
+      // (the layout made it direct because the probe found no mapping).
+      if (o.target->mapped() != nullptr && !s.layout.direct(lane)) {
+        o.mapped = o.target->mapped() + o.inbox;
+      }
       o.credit = reinterpret_cast<CreditLine*>(base + s.layout.credit_offset(lane));
       if (o.mapped == nullptr) {
         o.staging.assign(l.depth * o.stride, std::byte{0});
@@ -212,13 +291,18 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
       in.credit_target = s.regions.targets[static_cast<size_t>(l.src)].get();
       in.credit_offset = s.layout.credit_offset(lane);
       if (in.credit_target->mapped() != nullptr) {
-        in.writer_mapped = in.credit_target->mapped();
         in.credit_mapped =
             reinterpret_cast<CreditLine*>(in.credit_target->mapped() + in.credit_offset);
       }
       s.in_by_src[static_cast<size_t>(l.src)] = static_cast<int>(s.in.size());
       s.in.push_back(std::move(in));
     }
+  }
+  for (InLane& lane : s.in) {
+    s.any_flags.push_back(&lane.header->reader_sleeping);
+    s.any_sleeps.push_back(&lane.sleeps);
+    s.any_sources.push_back(lane.spec.src);
+    s.any_through_transport = s.any_through_transport || lane.credit_mapped == nullptr;
   }
 }
 
@@ -259,19 +343,25 @@ void RingEndpoint::send(int dst, std::span<const std::byte> message) {
   OutLane& lane = s.out_lane(dst, "send");
   if (s.try_send(lane, message)) return;
   const auto begin = std::chrono::steady_clock::now();
-  bool sent = false;
   auto record = [&] {
     lane.wait_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
+  auto sent = [&] { return s.try_send(lane, message); };
+  std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
+  uint64_t* const sleeps[] = {&lane.sleeps};
+  const int peers[] = {dst};
   try {
-    s.wait([&] { return sent = s.try_send(lane, message); }, {&lane.credit->writer_sleeping}, {dst},
-           fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
-                       lane.sent + 1),
-           [&] {
-             return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
-                                lane.sent);
-           });
+    ring_wait(
+        s, sent, flags, sleeps, peers, lane.mapped == nullptr,
+        [&] {
+          return fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
+                             lane.sent + 1);
+        },
+        [&] {
+          return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
+                             lane.sent);
+        });
   } catch (...) {
     record();
     throw;
@@ -292,14 +382,20 @@ size_t RingEndpoint::recv(int src, std::span<std::byte> out) {
   InLane& lane = s.in_lane(src, "recv");
   if (auto got = s.poll(lane, out, true)) return *got;
   std::optional<size_t> got;
-  s.wait([&] { return (got = s.poll(lane, out, true)).has_value(); },
-         {&lane.header->reader_sleeping}, {src},
-         fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
-                     lane.expected),
-         [&] {
-           return fmt::format("delivered {}, lost {}, corrupt {}", lane.delivered, lane.lost,
-                              lane.corrupt);
-         });
+  auto arrived = [&] { return (got = s.poll(lane, out, true)).has_value(); };
+  std::atomic<uint32_t>* const flags[] = {&lane.header->reader_sleeping};
+  uint64_t* const sleeps[] = {&lane.sleeps};
+  const int peers[] = {src};
+  ring_wait(
+      s, arrived, flags, sleeps, peers, lane.credit_mapped == nullptr,
+      [&] {
+        return fmt::format("rank {}: {}: recv of message {}", s.rank(), s.lane_name(lane.spec),
+                           lane.expected);
+      },
+      [&] {
+        return fmt::format("delivered {}, lost {}, corrupt {}", lane.delivered, lane.lost,
+                           lane.corrupt);
+      });
   return *got;
 }
 
@@ -339,19 +435,16 @@ RingEndpoint::Received RingEndpoint::recv_any(std::span<std::byte> out) {
     return false;
   };
   if (poll_all()) return *got;
-  std::vector<std::atomic<uint32_t>*> flags;
-  std::vector<int> sources;
-  for (InLane& lane : s.in) {
-    flags.push_back(&lane.header->reader_sleeping);
-    sources.push_back(lane.spec.src);
-  }
-  s.wait(poll_all, flags, sources, fmt::format("rank {}: ring recv_any", s.rank()), [&] {
-    std::string text;
-    for (const InLane& lane : s.in)
-      text += fmt::format("{}from {}: delivered {}", text.empty() ? "" : "; ", lane.spec.src,
-                          lane.delivered);
-    return text;
-  });
+  ring_wait(
+      s, poll_all, s.any_flags, s.any_sleeps, s.any_sources, s.any_through_transport,
+      [&] { return fmt::format("rank {}: ring recv_any", s.rank()); },
+      [&] {
+        std::string text;
+        for (const InLane& lane : s.in)
+          text += fmt::format("{}from {}: delivered {}", text.empty() ? "" : "; ", lane.spec.src,
+                              lane.delivered);
+        return text;
+      });
   return *got;
 }
 
@@ -367,8 +460,11 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
     for (const OutLane& o : s.out) {
       if (o.lane != static_cast<int>(i)) continue;
       c.sent = o.sent;
+      c.chunked = o.chunked;
+      c.by_descriptor = o.by_descriptor;
       c.waits = o.waits;
       c.wait_seconds = o.wait_seconds;
+      c.sleeps = o.sleeps;
     }
     for (const InLane& in : s.in) {
       if (in.lane != static_cast<int>(i)) continue;
@@ -376,6 +472,7 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.lost = in.lost;
       c.corrupt = in.corrupt;
       c.max_lag = in.max_lag;
+      c.sleeps = in.sleeps;
     }
     out.push_back(c);
   }

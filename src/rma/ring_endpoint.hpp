@@ -33,7 +33,9 @@
 // in its own memory before its last check; the peer, after publishing a slot
 // (a credit), reads that word through its mapping and, if set, sends an
 // empty active message whose arrival ends the block. Without a mapping the
-// peer sends one after every publication.
+// peer sends one after every publication. The fences between each side's
+// store and load are asymmetric where the kernel allows: the publisher's is
+// a compiler barrier, the sleeper's a membarrier (rma/handshake_fence.hpp).
 
 #include <cstdint>
 #include <memory>
@@ -56,13 +58,18 @@ struct LaneCounters {
   int dst = -1;
   // Writer side (zero on the reader's copy).
   uint64_t sent = 0;
-  uint64_t waits = 0;       // safe mode: sends that found the lane full
-  double wait_seconds = 0;  // time those sends spent waiting
+  uint64_t chunked = 0;        // written into the slot in chunks (safe mode, mapped lane)
+  uint64_t by_descriptor = 0;  // staged in the writer's memory, fetched by the reader
+  uint64_t waits = 0;          // safe mode: sends that found the lane full
+  double wait_seconds = 0;     // time those sends spent waiting
   // Reader side (zero on the writer's copy).
   uint64_t delivered = 0;
   uint64_t lost = 0;     // raw mode: overwritten before they were read
   uint64_t corrupt = 0;  // messages whose slot failed the guard, length or CRC check
   uint64_t max_lag = 0;  // the largest sequence advance of one delivery (1 without loss)
+  // Either side: waits on this lane that set their sleeping word to sleep
+  // (ring_wait; recv_any counts on every incoming lane).
+  uint64_t sleeps = 0;
 };
 
 class RingEndpoint {

@@ -1,7 +1,8 @@
 // RingEndpoint, the reading side of a descriptor slot (direct lanes,
 // rma/ring_layout.hpp; docs/rma.md "Large messages"): the payload is
-// fetched from the writer's staging block with one get (or one copy
-// through a mapping) straight into the receive buffer.
+// fetched from the writer's staging block with one get straight into the
+// receive buffer. A direct lane has no mapping (a mapped one keeps its
+// messages in the slots), so the fetch always goes through the transport.
 
 #include <cstring>
 
@@ -56,57 +57,46 @@ std::optional<size_t> RingEndpoint::State::fetch(InLane& lane, const std::byte* 
                             rank(), lane_name(lane.spec), e, length, out.size()));
   }
   if (*overwritten) return std::nullopt;
-  uint32_t crc = 0;
-  uint64_t block_seq = 0;
-  if (lane.writer_mapped != nullptr) {
-    // Copy, then the block's seq (acquire): the writer clears it before it
-    // rewrites the payload (release), so a copy that saw any new byte reads
-    // a seq other than e.
-    crc = crc32c_copy(0, out.data(), lane.writer_mapped + offset, length);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    block_seq = reinterpret_cast<const std::atomic<uint64_t>*>(lane.writer_mapped + block_offset)
-                    ->load(std::memory_order_relaxed);
-  } else {
-    // The payload, then (fenced after it) the block's seq: the same check
-    // through the transport.
-    Transport& transport = group->transport();
-    lane.fetch_flight.busy += 2;
-    transport.rma_get(*lane.credit_target, offset, out.data(), length, &Flight::done,
-                      &lane.fetch_flight);
-    transport.rma_fence();
-    transport.rma_get(*lane.credit_target, block_offset, &lane.fetched_seq, 8, &Flight::done,
-                      &lane.fetch_flight);
-    // Formatted only when an error names it (this is the large-message path).
-    auto what = [&] {
-      return fmt::format("rank {}: {}: fetch of message {} ({} B)", rank(), lane_name(lane.spec), e,
-                         length);
-    };
-    try {
-      sched::wait_until_described(
-          transport, group->notice_fd(), [&] { return lane.fetch_flight.busy == 0; }, what);
-    } catch (const Error& error) {
-      // The gets cannot be stopped: the ring is broken, and the receive
-      // buffer is not handed back while they may still write into it
-      // (rma/abandon.hpp: wait, then give up on the writer's connection).
-      broken = error;
-      if (!abandon_rma(transport, lane.spec.src, [&] { return lane.fetch_flight.busy == 0; })) {
-        broken = Error(error.code(), fmt::format("{} (the fetch could not be stopped: the "
-                                                 "transport may still write the receive buffer)",
-                                                 error.what()));
-      }
-      throw *broken;
+  // The payload, then (fenced after it) the block's seq: the writer clears
+  // that seq before it rewrites the payload, so a fetch that saw any new
+  // byte reads a seq other than e.
+  Transport& transport = group->transport();
+  lane.fetch_flight.busy += 2;
+  transport.rma_get(*lane.credit_target, offset, out.data(), length, &Flight::done,
+                    &lane.fetch_flight);
+  transport.rma_fence();
+  transport.rma_get(*lane.credit_target, block_offset, &lane.fetched_seq, 8, &Flight::done,
+                    &lane.fetch_flight);
+  // Formatted only when an error names it (this is the large-message path).
+  auto what = [&] {
+    return fmt::format("rank {}: {}: fetch of message {} ({} B)", rank(), lane_name(lane.spec), e,
+                       length);
+  };
+  try {
+    sched::wait_until_described(
+        transport, group->notice_fd(), [&] { return lane.fetch_flight.busy == 0; }, what);
+  } catch (const Error& error) {
+    // The gets cannot be stopped: the ring is broken, and the receive
+    // buffer is not handed back while they may still write into it
+    // (rma/abandon.hpp: wait, then give up on the writer's connection).
+    broken = error;
+    if (!abandon_rma(transport, lane.spec.src, [&] { return lane.fetch_flight.busy == 0; })) {
+      broken = Error(error.code(), fmt::format("{} (the fetch could not be stopped: the "
+                                               "transport may still write the receive buffer)",
+                                               error.what()));
     }
-    if (lane.fetch_flight.failed) {
-      broken = Error(lane.fetch_flight.code,
-                     fmt::format("{}: the get failed{}", what(),
-                                 group->departed(lane.spec.src)
-                                     ? fmt::format(": rank {} departed", lane.spec.src)
-                                     : ""));
-      throw *broken;
-    }
-    crc = crc32c_extend(0, out.data(), length);
-    block_seq = lane.fetched_seq;
+    throw *broken;
   }
+  if (lane.fetch_flight.failed) {
+    broken = Error(lane.fetch_flight.code,
+                   fmt::format("{}: the get failed{}", what(),
+                               group->departed(lane.spec.src)
+                                   ? fmt::format(": rank {} departed", lane.spec.src)
+                                   : ""));
+    throw *broken;
+  }
+  const uint32_t crc = crc32c_extend(0, out.data(), length);
+  const uint64_t block_seq = lane.fetched_seq;
   if (block_seq != e) {
     if (raw) {
       *overwritten = true;

@@ -14,9 +14,11 @@ struct EncodedLane {
   int32_t src;
   int32_t dst;
   uint32_t depth;
-  uint32_t pad;
+  uint32_t flags;  // kLaneMapped
   uint64_t capacity;
 };
+
+constexpr uint32_t kLaneMapped = 1;
 
 struct EncodedHeader {
   uint32_t mode;
@@ -25,7 +27,7 @@ struct EncodedHeader {
 };
 
 std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode,
-                             uint64_t* direct_bytes, bool* ok) {
+                             uint64_t* direct_bytes, std::vector<bool>* mapped, bool* ok) {
   std::vector<LaneSpec> lanes;
   *ok = false;
   EncodedHeader header{};
@@ -38,6 +40,7 @@ std::vector<LaneSpec> decode(std::span<const std::byte> bytes, RingMode* mode,
     EncodedLane e{};
     std::memcpy(&e, bytes.data() + sizeof(header) + i * sizeof(EncodedLane), sizeof(e));
     lanes.push_back({e.src, e.dst, e.depth, e.capacity});
+    mapped->push_back((e.flags & kLaneMapped) != 0);
   }
   *ok = true;
   return lanes;
@@ -93,7 +96,25 @@ RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int
                               describe(lanes_[i])));
     }
   }
-  region_bytes_.assign(static_cast<size_t>(size), 0);
+  mapped_.assign(lanes_.size(), false);
+  place();
+}
+
+void RingLayout::set_mapped(std::vector<bool> mapped) {
+  mapped.resize(lanes_.size(), false);
+  mapped_ = std::move(mapped);
+  place();
+}
+
+bool RingLayout::mapping_matters() const {
+  for (const LaneSpec& lane : lanes_) {
+    if (lane.capacity > direct_bytes_) return true;
+  }
+  return false;
+}
+
+void RingLayout::place() {
+  region_bytes_.assign(static_cast<size_t>(size_), 0);
   inbox_offset_.assign(lanes_.size(), 0);
   credit_offset_.assign(lanes_.size(), 0);
   staging_offset_.assign(lanes_.size(), 0);
@@ -117,7 +138,7 @@ RingLayout::RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int
 
 uint64_t RingLayout::inline_capacity(int lane) const {
   const uint64_t capacity = lanes_[static_cast<size_t>(lane)].capacity;
-  if (capacity <= direct_bytes_) return capacity;
+  if (!direct(lane)) return capacity;
   return std::max<uint64_t>(direct_bytes_, kDescriptorBytes);
 }
 
@@ -146,7 +167,8 @@ std::vector<std::byte> RingLayout::encode() const {
   std::vector<std::byte> out(sizeof(header) + lanes_.size() * sizeof(EncodedLane));
   std::memcpy(out.data(), &header, sizeof(header));
   for (size_t i = 0; i < lanes_.size(); ++i) {
-    const EncodedLane e{lanes_[i].src, lanes_[i].dst, lanes_[i].depth, 0, lanes_[i].capacity};
+    const EncodedLane e{lanes_[i].src, lanes_[i].dst, lanes_[i].depth, mapped_[i] ? kLaneMapped : 0,
+                        lanes_[i].capacity};
     std::memcpy(out.data() + sizeof(header) + i * sizeof(e), &e, sizeof(e));
   }
   return out;
@@ -155,8 +177,10 @@ std::vector<std::byte> RingLayout::encode() const {
 void RingLayout::check_same(std::span<const std::byte> other, int other_rank, int rank) const {
   RingMode theirs_mode{};
   uint64_t theirs_direct = 0;
+  std::vector<bool> theirs_mapped;
   bool ok = false;
-  const std::vector<LaneSpec> theirs = decode(other, &theirs_mode, &theirs_direct, &ok);
+  const std::vector<LaneSpec> theirs =
+      decode(other, &theirs_mode, &theirs_direct, &theirs_mapped, &ok);
   auto fail = [&](const std::string& difference) {
     throw Error(Errc::mismatch,
                 fmt::format("rank {}: ring: rank {}'s lane list differs from rank {}'s: {}; every "
@@ -175,6 +199,10 @@ void RingLayout::check_same(std::span<const std::byte> other, int other_rank, in
     if (i >= lanes_.size()) fail(fmt::format("lane {} missing here", describe(theirs[i])));
     if (!(theirs[i] == lanes_[i])) {
       fail(fmt::format("lane {} there, {} here", describe(theirs[i]), describe(lanes_[i])));
+    }
+    if (theirs_mapped[i] != mapped_[i]) {
+      fail(fmt::format("lane {} is {}mapped there, {}mapped here", describe(lanes_[i]),
+                       theirs_mapped[i] ? "" : "not ", mapped_[i] ? "" : "not "));
     }
   }
 }

@@ -10,8 +10,7 @@
 //     depth slots of slot_stride bytes
 //   for each lane with src == m (its credits):
 //     CreditLine
-//   for each lane with src == m whose capacity exceeds direct_bytes (its
-//   staging area):
+//   for each direct lane with src == m (its staging area):
 //     depth blocks of staging_stride bytes, each [seq u64][payload]
 //
 // Slot (every field little-endian, the slot 64-byte aligned):
@@ -20,13 +19,17 @@
 // lives in slot (s - 1) mod depth. The guard follows the payload, so a slot
 // image is 32 + round8(len) bytes; capacity bounds len.
 //
-// Direct lanes (capacity > direct_bytes, docs/rma.md "Large messages"): a
-// slot holds a message of at most direct_bytes inline (kind 0 in the pad
-// word) or, for a longer one, a descriptor (kind 1): len and crc32c describe
-// the payload, the slot's payload is [offset u64], where the payload lies in
-// the writer's region (its staging block for slot (s - 1) mod depth), and
-// the reader fetches it from there with one get. Slots of a direct lane are
+// Direct lanes (capacity > direct_bytes and no mapping of the reader's
+// memory on the writer: docs/rma.md "Large messages"): a slot holds a
+// message of at most direct_bytes inline (kind 0 in the pad word) or, for a
+// longer one, a descriptor (kind 1): len and crc32c describe the payload,
+// the slot's payload is [offset u64], where the payload lies in the
+// writer's region (its staging block for slot (s - 1) mod depth), and the
+// reader fetches it from there with one get. Slots of a direct lane are
 // sized for max(direct_bytes, 8) bytes; the capacity is in the staging area.
+// A mapped lane has slots of its whole capacity whatever direct_bytes says:
+// through a mapping the chunked copies into the slot and out of it overlap,
+// which a descriptor's two copies cannot.
 
 #include <atomic>
 #include <cstddef>
@@ -106,7 +109,8 @@ class RingLayout {
   // members. Throws grove::Error(invalid_argument) naming `rank`, the lane
   // and the cause: a rank outside the group, src == dst, a zero or too large
   // depth, a capacity above kMaxCapacity, two lanes with one (src, dst).
-  // A lane whose capacity exceeds `direct_bytes` is direct (see above).
+  // Every lane starts unmapped (set_mapped below); a lane whose capacity
+  // exceeds `direct_bytes` is then direct (see above).
   RingLayout(std::vector<LaneSpec> lanes, RingMode mode, int size, int rank,
              uint64_t direct_bytes = kNeverDirect);
 
@@ -123,8 +127,21 @@ class RingLayout {
   // In the source's region.
   size_t credit_offset(int lane) const { return credit_offset_[static_cast<size_t>(lane)]; }
 
-  // Whether messages above direct_bytes travel by descriptor on this lane.
-  bool direct(int lane) const { return lanes_[static_cast<size_t>(lane)].capacity > direct_bytes_; }
+  // Whether the lane's writer maps the reader's memory (set_mapped; every
+  // member learns it when the ring is created, ring_endpoint.cpp). A mapped
+  // lane is never direct: its slots hold the whole capacity.
+  bool mapped(int lane) const { return mapped_[static_cast<size_t>(lane)]; }
+  // Sets mapped() by lane index (in lanes() order) and places everything
+  // again.
+  void set_mapped(std::vector<bool> mapped);
+  // Whether some lane's capacity exceeds direct_bytes, so that mapped()
+  // changes the layout.
+  bool mapping_matters() const;
+  // Whether messages above direct_bytes travel by descriptor on this lane:
+  // its capacity exceeds direct_bytes and it is not mapped.
+  bool direct(int lane) const {
+    return lanes_[static_cast<size_t>(lane)].capacity > direct_bytes_ && !mapped(lane);
+  }
   // The longest payload a slot of the lane holds, and the slot stride.
   uint64_t inline_capacity(int lane) const;
   size_t stride(int lane) const { return slot_stride(inline_capacity(lane)); }
@@ -145,10 +162,13 @@ class RingLayout {
   static std::string_view mode_name(RingMode mode);
 
  private:
+  void place();  // the offsets, from lanes_ and mapped_
+
   RingMode mode_;
   int size_;
   uint64_t direct_bytes_;
   std::vector<LaneSpec> lanes_;
+  std::vector<bool> mapped_;
   std::vector<size_t> region_bytes_, inbox_offset_, credit_offset_, staging_offset_;
 };
 

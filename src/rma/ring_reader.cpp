@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 
 namespace grove::rma {
@@ -45,7 +46,7 @@ void RingEndpoint::State::send_credit(InLane& lane) {
     if (lane.acked_sent == lane.delivered) return;
     lane.acked_sent = lane.delivered;
     lane.credit_mapped->acked.store(lane.delivered, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    publish_fence();
     if (lane.credit_mapped->writer_sleeping.load(std::memory_order_relaxed) != 0) {
       wake(lane.spec.src);
     }
@@ -120,10 +121,10 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       uint32_t crc;
       if (lane.partial_seq == e && lane.partial_out == out.data() &&
           lane.partial_copied <= length) {
-        crc = crc32c_copy(lane.partial_crc, out.data() + lane.partial_copied,
-                          payload + lane.partial_copied, length - lane.partial_copied);
+        crc = copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
+                               payload + lane.partial_copied, length - lane.partial_copied);
       } else {
-        crc = length > 0 ? crc32c_copy(0, out.data(), payload, length) : 0;
+        crc = length > 0 ? copy_then_crc32c(0, out.data(), payload, length) : 0;
       }
       uint64_t guard;
       std::memcpy(&guard, payload + round8(length), sizeof(guard));
@@ -181,9 +182,10 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           }
           if (available > lane.partial_copied) {
             lane.partial_crc =
-                crc32c_copy(lane.partial_crc, out.data() + lane.partial_copied,
-                            payload + lane.partial_copied, available - lane.partial_copied);
+                copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
+                                 payload + lane.partial_copied, available - lane.partial_copied);
             lane.partial_copied = available;
+            ++chunks_copied;
           }
         }
       }

@@ -2,7 +2,6 @@
 // RingEndpoint's state, shared by its writer (ring_writer.cpp), reader
 // (ring_reader.cpp) and set-up (ring_endpoint.cpp). Internal to src/rma.
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,15 +46,19 @@ struct OutLane {
   std::byte* blocks = nullptr;
   size_t blocks_offset = 0;
   size_t block_stride = 0;
-  RmaTarget* target = nullptr;   // the reader's region
-  size_t inbox = 0;              // the lane's offset in it
-  std::byte* mapped = nullptr;   // the lane's inbox through a mapping, or null
+  RmaTarget* target = nullptr;  // the reader's region
+  size_t inbox = 0;             // the lane's offset in it
+  // The lane's inbox through a mapping, or null (then, and always on a
+  // direct lane, slots are put through the transport).
+  std::byte* mapped = nullptr;
   CreditLine* credit = nullptr;  // in this rank's memory
   uint64_t sent = 0;
-  uint64_t acked = 0;        // the credit word as last read
-  uint64_t blocked_seq = 0;  // the message whose send last found the lane full
+  uint64_t chunked = 0, by_descriptor = 0;  // how messages went (LaneCounters)
+  uint64_t acked = 0;                       // the credit word as last read
+  uint64_t blocked_seq = 0;                 // the message whose send last found the lane full
   uint64_t waits = 0;
   double wait_seconds = 0;
+  uint64_t sleeps = 0;  // waits that slept
   // Without a mapping: one slot image per slot, and its puts in flight.
   std::vector<std::byte> staging;
   std::vector<Flight> flights;
@@ -67,11 +70,10 @@ struct InLane {
   size_t stride = 0;
   uint64_t inline_capacity = 0;
   // Direct lanes: the writer's staging area (offset in its region, block
-  // stride), through a mapping or not; a fetch through the transport
-  // (payload, then the block's seq word) and the seq word it read.
+  // stride); a fetch through the transport (payload, then the block's seq
+  // word) and the seq word it read.
   size_t blocks_offset = 0;
   size_t block_stride = 0;
-  const std::byte* writer_mapped = nullptr;
   Flight fetch_flight;
   uint64_t fetched_seq = 0;
   LaneHeader* header = nullptr;  // in this rank's memory
@@ -81,6 +83,7 @@ struct InLane {
   CreditLine* credit_mapped = nullptr;  // through a mapping, or null
   uint64_t expected = 1;                // the next message to deliver
   uint64_t delivered = 0, lost = 0, corrupt = 0, max_lag = 0;
+  uint64_t sleeps = 0;        // waits that slept
   uint64_t last_corrupt = 0;  // the last message counted corrupt
   // A message read while it is being written (chunks): which, into where,
   // how far, and the CRC so far.
@@ -104,7 +107,16 @@ struct RingEndpoint::State {
   std::vector<InLane> in;                  // lanes this rank reads, in lane order
   std::vector<int> out_by_dst, in_by_src;  // member -> index in out/in, or -1
   size_t next_any = 0;                     // round-robin start of try_recv_any
-  size_t chunk_bytes = 0;                  // ring_chunk_bytes at creation
+  // What a recv_any waits on: every incoming lane's sleeping word, sleep
+  // counter and writer, and whether one of them goes through the transport.
+  std::vector<std::atomic<uint32_t>*> any_flags;
+  std::vector<uint64_t*> any_sleeps;
+  std::vector<int> any_sources;
+  bool any_through_transport = false;
+  size_t chunk_bytes = 0;  // ring_chunk_bytes at creation
+  // Chunks of messages being written that this rank copied out so far: a
+  // wait that sees it move keeps spinning (ring_endpoint.cpp).
+  uint64_t chunks_copied = 0;
   bool closed = false;
   std::optional<Error> broken;  // a protocol error poisons the endpoint
 
@@ -119,10 +131,10 @@ struct RingEndpoint::State {
   // ring_writer.cpp
   bool try_send(OutLane& lane, std::span<const std::byte> message);
   void refresh_credits(OutLane& lane);
-  // The slot of message `seq`: `message` inline, or (descriptor given) the
+  // The slot of message `seq`: through the mapping `message` inline;
+  // through the transport `message` inline, or (descriptor given) the
   // descriptor of the staged `message`.
-  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
-                    const Descriptor* descriptor);
+  void write_mapped(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
   void write_put(OutLane& lane, uint64_t seq, std::span<const std::byte> message,
                  const Descriptor* descriptor);
   // A message above the lane's inline capacity: its payload into the
@@ -143,12 +155,6 @@ struct RingEndpoint::State {
   void count_corrupt(InLane& lane, uint64_t seq);
   [[noreturn]] void lapped(InLane& lane, uint64_t found, size_t slot);
 
-  // ring_endpoint.cpp: waits under wait_policy while `ready` is false;
-  // `flags` are this rank's sleeping words the peers read; `peers` the
-  // members whose departure ends the wait with an error.
-  void wait(const std::function<bool()>& ready, const std::vector<std::atomic<uint32_t>*>& flags,
-            const std::vector<int>& peers, const std::string& what,
-            const std::function<std::string()>& detail);
   void wake(int peer);
 };
 

@@ -1,11 +1,11 @@
 // RingEndpoint, the writing side (the protocol: rma/ring_endpoint.hpp).
 
 #include <cstring>
-#include <optional>
 
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
+#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
 
 namespace grove::rma {
@@ -57,13 +57,14 @@ bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> mes
                                   : ""));
     }
   }
-  std::optional<Descriptor> descriptor;
-  if (message.size() > lane.inline_capacity) descriptor = stage(lane, seq, message);
-  const Descriptor* d = descriptor ? &*descriptor : nullptr;
   if (lane.mapped != nullptr) {
-    write_mapped(lane, seq, message, d);
+    write_mapped(lane, seq, message);
+  } else if (message.size() > lane.inline_capacity) {
+    const Descriptor descriptor = stage(lane, seq, message);
+    write_put(lane, seq, message, &descriptor);
+    ++lane.by_descriptor;
   } else {
-    write_put(lane, seq, message, d);
+    write_put(lane, seq, message, nullptr);
   }
   lane.sent = seq;
   return true;
@@ -72,19 +73,15 @@ bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> mes
 // The staging block of slot i holds [seq u64][payload] in this rank's own
 // memory. Its seq is cleared before the payload is rewritten and set after
 // (release), so a reader that fetched the payload and then reads seq == s
-// (acquire) fetched message s whole: in safe mode the credits already say
-// the block is free (message s - depth was consumed, fetch included); in
-// raw mode the writer may overwrite a block being fetched, which that
-// reader notices. Raw mode also clears the slot's seq first (through a
-// mapping), so a reader never pairs the old descriptor with a new payload.
+// fetched message s whole: in safe mode the credits already say the block
+// is free (message s - depth was consumed, fetch included); in raw mode the
+// writer may overwrite a block being fetched, which that reader notices.
+// (A direct lane is written through the transport, so the slot's
+// descriptor lands after the block is staged; a reader holding the old
+// descriptor reads a block seq that is not its message's.)
 Descriptor RingEndpoint::State::stage(OutLane& lane, uint64_t seq,
                                       std::span<const std::byte> message) {
   const size_t block = (seq - 1) % lane.spec.depth;
-  if (layout.mode() == RingMode::raw && lane.mapped != nullptr) {
-    std::byte* slot = lane.mapped + sizeof(LaneHeader) + block * lane.stride;
-    reinterpret_cast<SlotHeader*>(slot)->seq.store(0, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-  }
   std::byte* base = lane.blocks + block * lane.block_stride;
   auto* block_seq = reinterpret_cast<std::atomic<uint64_t>*>(base);
   block_seq->store(0, std::memory_order_relaxed);
@@ -102,8 +99,7 @@ Descriptor RingEndpoint::State::stage(OutLane& lane, uint64_t seq,
 // (credits), and a long inline message is published chunk by chunk in the
 // lane's progress word.
 void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
-                                       std::span<const std::byte> message,
-                                       const Descriptor* descriptor) {
+                                       std::span<const std::byte> message) {
   auto* lane_header = reinterpret_cast<LaneHeader*>(lane.mapped);
   std::byte* slot = lane.mapped + sizeof(LaneHeader) + ((seq - 1) % lane.spec.depth) * lane.stride;
   auto* header = reinterpret_cast<SlotHeader*>(slot);
@@ -115,33 +111,28 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   }
   header->len = length;
   uint32_t crc = 0;
-  size_t body = length;
-  if (descriptor != nullptr) {
-    std::memcpy(payload, &descriptor->offset, 8);
-    crc = descriptor->crc;
-    body = kDescriptorBytes;
-    header->kind = kSlotDescriptor;
-  } else if (layout.mode() == RingMode::safe && length > chunk_bytes) {
-    header->kind = kSlotInline;
+  header->kind = kSlotInline;
+  if (layout.mode() == RingMode::safe && length > chunk_bytes) {
     const uint64_t tag = (seq & 0xffffffffu) << 32;
     size_t done = 0;
     while (done < length) {
       const size_t n = std::min(chunk_bytes, length - done);
-      crc = crc32c_copy(crc, payload + done, message.data() + done, n);
+      crc = crc32c_then_copy(crc, payload + done, message.data() + done, n);
       done += n;
       if (done < length) lane_header->progress.store(tag | done, std::memory_order_release);
     }
-  } else {
-    header->kind = kSlotInline;
-    if (length > 0) crc = crc32c_copy(0, payload, message.data(), length);
+    ++lane.chunked;
+  } else if (length > 0) {
+    crc = crc32c_then_copy(0, payload, message.data(), length);
   }
   header->crc = crc;
   const uint64_t guard = ~seq;
-  std::memcpy(payload + round8(body), &guard, sizeof(guard));
+  std::memcpy(payload + round8(length), &guard, sizeof(guard));
   header->seq.store(seq, std::memory_order_release);
   // Store seq, then read the reader's sleeping word (the reader stores the
-  // word, then reads seq): one of the two sees the other's store.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // word, then reads seq): one of the two sees the other's store
+  // (rma/handshake_fence.hpp).
+  publish_fence();
   if (lane_header->reader_sleeping.load(std::memory_order_relaxed) != 0) wake(lane.spec.dst);
 }
 

@@ -7,7 +7,9 @@
 //             exact bytes; counters sent = delivered, lost = corrupt = 0,
 //             max_lag = 1. Then lanes of 256 KiB from every rank to its
 //             right neighbour: messages of 0 B .. 256 KiB (the chunked
-//             path above ring_chunk_bytes), exact bytes.
+//             path above ring_chunk_bytes), exact bytes; each rank
+//             prints how its messages went (sent, chunked, by
+//             descriptor).
 //             Then raw mode: 1000 messages into a depth-4 lane before the
 //             reader looks: exactly 4 delivered (the last four, in order)
 //             and 996 lost; and a soak where every rank floods every other
@@ -18,7 +20,9 @@
 //             nothing corrupt.
 //             Prints "ring ok: N ranks, C cases".
 //             Run with --param ring_direct_bytes=4096 too, so the large
-//             case's sizes fall below, at and above the threshold.
+//             case's sizes fall below, at and above the threshold: through
+//             mappings they still go in the slots, through UCX's put/get
+//             (rma_direct=false) by descriptor.
 //   errors    a message longer than the lane's capacity, a send on a lane
 //             that does not exist, a short receive buffer: named errors.
 //   mismatch  rank 0 passes a lane with another depth: every rank gets
@@ -173,11 +177,19 @@ struct Driver {
                      buffer.data(), got, left, seq, length);
       comm.barrier();
     }
-    const auto& in = stats_of(ring.stats(), left, rank());
+    // A copy: stats() returns its vector by value.
+    const auto stats = ring.stats();
+    const auto& in = stats_of(stats, left, rank());
     if (in.delivered != sizes.size() || in.lost != 0 || in.corrupt != 0) {
       throw std::runtime_error(
           fmt::format("large: delivered {} lost {} corrupt {}", in.delivered, in.lost, in.corrupt));
     }
+    // Which path the messages took (tests.cmake checks it per run).
+    const auto& out = stats_of(stats, rank(), right);
+    std::printf("rank %d large %s: sent %llu, chunked %llu, by descriptor %llu\n", rank(),
+                mode == RingMode::safe ? "safe" : "raw", static_cast<unsigned long long>(out.sent),
+                static_cast<unsigned long long>(out.chunked),
+                static_cast<unsigned long long>(out.by_descriptor));
     ring.close();
     ++cases;
   }
@@ -202,7 +214,8 @@ struct Driver {
       }
       if (ring.try_recv(0, buffer))
         throw std::runtime_error("raw loss: a fifth message was delivered");
-      const auto& in = stats_of(ring.stats(), 0, 1);
+      const auto stats = ring.stats();
+      const auto& in = stats_of(stats, 0, 1);
       if (in.delivered != 4 || in.lost != 996 || in.max_lag != 997) {
         throw std::runtime_error(fmt::format("raw loss counters: delivered {} lost {} max_lag {}",
                                              in.delivered, in.lost, in.max_lag));
@@ -302,7 +315,8 @@ struct Driver {
     }
     comm.barrier();
     drain();
-    const auto& in = stats_of(ring.stats(), left, rank());
+    const auto stats = ring.stats();
+    const auto& in = stats_of(stats, left, rank());
     if (in.delivered + in.lost != kPer || in.delivered != delivered || last != kPer ||
         in.corrupt != 0) {
       throw std::runtime_error(fmt::format(

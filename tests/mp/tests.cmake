@@ -561,29 +561,38 @@ foreach(n 2 3 5 8)
                        PASS_REGULAR_EXPRESSION "ring ok: ${n} ranks"
                        FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 endforeach()
+# How the large case's messages went, per run: through mappings every
+# message stays in its slot (safe mode chunks the four above 8 KiB), whatever
+# ring_direct_bytes says; through UCX's put/get (rma_direct=false) those
+# above ring_direct_bytes go by descriptor (two above 64 KiB, four above 4 KiB).
 add_test(NAME rma.ring.through_ucx
-         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+         COMMAND ${GROVE_EXPECT} 0 --match "ring ok: 3 ranks"
+                 --match "rank 0 large safe: sent 8, chunked 0, by descriptor 2"
+                 --match "rank 0 large raw: sent 8, chunked 0, by descriptor 2"
+                 --absent "FAILED|finalize barrier failed|exited with code"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
                  $<TARGET_FILE:mp_ring>)
-set_tests_properties(rma.ring.through_ucx PROPERTIES TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
-                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+set_tests_properties(rma.ring.through_ucx PROPERTIES TIMEOUT 300)
 # The same with ring_direct_bytes at 4 KiB: the large case's sizes lie
-# below, at and above it (descriptor slots and one get), through mappings
-# and through UCX's put/get.
+# below, at and above it; mapped lanes still keep them in their slots.
 foreach(n 2 3)
   add_test(NAME rma.ring.direct.n${n}
-           COMMAND ${GROVE_TOOL} run -n ${n} --param wait_policy=block
+           COMMAND ${GROVE_EXPECT} 0 --match "ring ok: ${n} ranks"
+                   --match "rank 0 large safe: sent 8, chunked 4, by descriptor 0"
+                   --match "rank 1 large raw: sent 8, chunked 0, by descriptor 0"
+                   --absent "FAILED|finalize barrier failed|exited with code"
+                   -- ${GROVE_TOOL} run -n ${n} --param wait_policy=block
                    --param ring_direct_bytes=4096 $<TARGET_FILE:mp_ring>)
-  set_tests_properties(rma.ring.direct.n${n} PROPERTIES TIMEOUT 300
-                       PASS_REGULAR_EXPRESSION "ring ok: ${n} ranks"
-                       FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+  set_tests_properties(rma.ring.direct.n${n} PROPERTIES TIMEOUT 300)
 endforeach()
 add_test(NAME rma.ring.direct.through_ucx
-         COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
+         COMMAND ${GROVE_EXPECT} 0 --match "ring ok: 3 ranks"
+                 --match "rank 0 large safe: sent 8, chunked 0, by descriptor 4"
+                 --match "rank 2 large raw: sent 8, chunked 0, by descriptor 4"
+                 --absent "FAILED|finalize barrier failed|exited with code"
+                 -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param rma_direct=false
                  --param ring_direct_bytes=4096 $<TARGET_FILE:mp_ring>)
-set_tests_properties(rma.ring.direct.through_ucx PROPERTIES TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "ring ok: 3 ranks"
-                     FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
+set_tests_properties(rma.ring.direct.through_ucx PROPERTIES TIMEOUT 300)
 add_test(NAME rma.ring.errors
          COMMAND ${GROVE_EXPECT} 0 --match "too long: invalid argument: rank 0: ring lane 0 -> 1 \\(safe, depth 2, capacity 64 B\\): a message of 65 B exceeds the lane's slot capacity of 64 B; nothing was sent"
                  --match "no lane: invalid argument: rank 0: ring send to 2: no lane 0 -> 2"
@@ -600,14 +609,24 @@ add_test(NAME rma.ring.zero_depth
                  -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
 set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
 # `grove rma-bench` runs end to end with tiny settings (no timing is checked),
-# ring payloads below, at and above ring_direct_bytes (slot and descriptor).
+# ring payloads below, at and above ring_direct_bytes: through mappings in
+# the slots (chunked above 8 KiB in safe mode), through UCX's put/get by
+# descriptor above it.
 add_test(NAME bench.rma_bench.tiny
          COMMAND ${GROVE_EXPECT} 0 --match "ring_direct_bytes 4KiB"
-                 --match "safe +4096 delivered_pct +100 .*  slot"
-                 --match "safe +8192 delivered_pct +100 .*  descriptor"
-                 --match "raw +8192 delivered_pct .*  descriptor"
-                 --match "p2p +8192 delivered_pct"
+                 --match "safe +4096 delivered_pct +100 .*  slot$"
+                 --match "safe +16384 delivered_pct +100 .*  chunked slot$"
+                 --match "safe +16384 sleeps +[0-9]"
+                 --match "raw +16384 delivered_pct .*  slot$"
+                 --match "p2p +16384 delivered_pct"
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param ring_direct_bytes=4KiB
-                 ${GROVE_TOOL} rma-bench --sizes 8KiB,64,4KiB --repeats 2 --pingpongs 3
+                 ${GROVE_TOOL} rma-bench --sizes 16KiB,64,4KiB --repeats 2 --pingpongs 3
                  --stream-bytes 32KiB --background)
-set_tests_properties(bench.rma_bench.tiny PROPERTIES TIMEOUT 120)
+add_test(NAME bench.rma_bench.tiny_through_ucx
+         COMMAND ${GROVE_EXPECT} 0 --match "safe +4096 delivered_pct +100 .*  slot$"
+                 --match "safe +16384 delivered_pct +100 .*  descriptor$"
+                 --match "raw +16384 delivered_pct .*  descriptor$"
+                 -- ${GROVE_TOOL} run -n 2 --param wait_policy=block --param ring_direct_bytes=4KiB
+                 --param rma_direct=false ${GROVE_TOOL} rma-bench --modes safe,raw
+                 --sizes 16KiB,4KiB --repeats 2 --pingpongs 3 --stream-bytes 32KiB)
+set_tests_properties(bench.rma_bench.tiny bench.rma_bench.tiny_through_ucx PROPERTIES TIMEOUT 120)

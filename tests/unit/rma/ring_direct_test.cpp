@@ -1,13 +1,17 @@
 // Ring lanes with a direct payload path (ring_direct_bytes; docs/rma.md
-// "Large messages") in one process (MemoryWorld): the layout, exact bytes
-// below, at and above the threshold in both modes through a mapping and
-// through put/get, staging blocks gated by credits, raw overwrites during a
-// fetch and loss, and bad descriptors and payloads counted corrupt.
+// "Large messages") in one process (MemoryWorld): the layout, which lanes
+// are direct (only those whose writer has no mapping of the reader's
+// memory), exact bytes below, at and above the threshold in both modes
+// through a mapping (slots, chunked) and through put/get (descriptors),
+// staging blocks gated by credits, raw overwrites during a fetch and loss,
+// and bad descriptors and payloads counted corrupt.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "core/params.hpp"
 #include "rma/ring_endpoint.hpp"
@@ -45,6 +49,7 @@ struct Rig {
   RingEndpoint& writer() { return *ends[0]; }
   RingEndpoint& reader() { return *ends[1]; }
   LaneCounters in() { return reader().counters()[0]; }
+  LaneCounters out() { return writer().counters()[0]; }
   size_t recv(std::span<std::byte> out) {
     std::optional<size_t> got;
     world.run_until([&] { return (got = reader().try_recv(0, out)).has_value(); }, 10000,
@@ -84,6 +89,32 @@ TEST(RingDirectLayout, SmallSlotsAndAStagingAreaOnTheWriter) {
   // A threshold below a descriptor still leaves room for one.
   RingLayout tiny({{0, 1, 4, 100}}, RingMode::raw, 2, 0, 0);
   EXPECT_EQ(tiny.inline_capacity(0), kDescriptorBytes);
+  // Mapped, the same lane keeps whole slots and stages nothing.
+  RingLayout mapped({{0, 1, 4, kCapacity}, {1, 0, 2, 4096}}, RingMode::safe, 2, 0, kThreshold);
+  EXPECT_TRUE(mapped.mapping_matters());
+  mapped.set_mapped({true, true});
+  EXPECT_TRUE(mapped.mapped(0));
+  EXPECT_FALSE(mapped.direct(0));
+  EXPECT_EQ(mapped.inline_capacity(0), kCapacity);
+  EXPECT_EQ(mapped.stride(0), slot_stride(kCapacity));
+  EXPECT_EQ(mapped.staging_stride(0), 0u);
+  EXPECT_EQ(mapped.region_bytes(0),
+            sizeof(LaneHeader) + 2 * slot_stride(4096) + sizeof(CreditLine));
+  EXPECT_EQ(mapped.region_bytes(1),
+            sizeof(LaneHeader) + 4 * slot_stride(kCapacity) + sizeof(CreditLine));
+  // The mapping is part of the agreement.
+  try {
+    l.check_same(mapped.encode(), 1, 0);
+    ADD_FAILURE() << "a mapped and an unmapped layout were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::mismatch);
+    EXPECT_NE(std::string(e.what()).find("lane 0 -> 1 (depth 4, capacity 262144 B) is mapped "
+                                         "there, not mapped here"),
+              std::string::npos)
+        << e.what();
+  }
+  // Below the threshold the mapping changes nothing.
+  EXPECT_FALSE(RingLayout({{0, 1, 4, 4096}}, RingMode::safe, 2, 0, kThreshold).mapping_matters());
   RingLayout other({{0, 1, 4, kCapacity}, {1, 0, 2, 4096}}, RingMode::safe, 2, 1, 8192);
   try {
     l.check_same(other.encode(), 1, 0);
@@ -97,7 +128,11 @@ TEST(RingDirectLayout, SmallSlotsAndAStagingAreaOnTheWriter) {
 }
 
 // Below, at and above the threshold, in both modes, through a mapping and
-// through put/get: exact bytes, and the slot says which path it took.
+// through put/get: exact bytes, and the slot and the counters say which
+// path each message took. Through a mapping the lane is not direct: every
+// message is in its slot, and safe mode copies those above ring_chunk_bytes
+// (8 KiB) chunk by chunk. Through put/get those above the threshold go by
+// descriptor.
 TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
   const std::vector<size_t> sizes{64, 4095, 4096, 4097, 32768, 65536 + 9, kCapacity};
   for (bool mapped : {true, false}) {
@@ -105,6 +140,8 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
       SCOPED_TRACE(std::string(mapped ? "mapped " : "put/get ") +
                    std::string(RingLayout::mode_name(mode)));
       Rig rig(mapped, mode, 4);
+      EXPECT_EQ(rig.writer().layout().mapped(0), mapped);
+      EXPECT_EQ(rig.reader().layout().direct(0), !mapped);
       std::vector<std::byte> out(kCapacity);
       uint64_t seq = 0;
       for (size_t length : sizes) {
@@ -112,7 +149,8 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
         ASSERT_TRUE(rig.writer().try_send(1, message(seq, length)));
         rig.settle();
         const auto* header = reinterpret_cast<const SlotHeader*>(rig.slot(seq));
-        EXPECT_EQ(header->kind, length > kThreshold ? kSlotDescriptor : kSlotInline) << length;
+        EXPECT_EQ(header->kind, !mapped && length > kThreshold ? kSlotDescriptor : kSlotInline)
+            << length;
         EXPECT_EQ(header->len, length);
         std::fill(out.begin(), out.end(), std::byte{0});
         ASSERT_EQ(rig.recv(out), length);
@@ -126,8 +164,49 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
       EXPECT_EQ(c.delivered, sizes.size());
       EXPECT_EQ(c.lost, 0u);
       EXPECT_EQ(c.corrupt, 0u);
+      // 32768, 65545 and 262144 B are above the 8 KiB chunk; 4097 and up
+      // above the threshold.
+      const LaneCounters w = rig.out();
+      EXPECT_EQ(w.sent, sizes.size());
+      EXPECT_EQ(w.chunked, mapped && mode == RingMode::safe ? 3u : 0u);
+      EXPECT_EQ(w.by_descriptor, mapped ? 0u : 4u);
     }
   }
+}
+
+// A mapped lane whose capacity exceeds the threshold is an ordinary one:
+// whole slots in the reader's memory, nothing staged in the writer's, and
+// a message the writer is still copying in chunks is copied out chunk by
+// chunk by a reader that looks meanwhile.
+TEST(RingDirect, AMappedLaneKeepsLargeMessagesInItsSlots) {
+  Rig rig(true, RingMode::safe, 2);
+  const RingLayout& layout = rig.writer().layout();
+  EXPECT_EQ(layout.staging_offset(0), 0u);
+  EXPECT_EQ(layout.region_bytes(0), sizeof(CreditLine));
+  EXPECT_EQ(layout.region_bytes(1), sizeof(LaneHeader) + 2 * slot_stride(kCapacity));
+  EXPECT_EQ(rig.reader().layout().encode(), layout.encode());
+  // Message 1 half written: the writer published two 8 KiB chunks of it.
+  const auto body = message(1, 100000);
+  std::byte* slot = rig.slot(1);
+  auto* header = reinterpret_cast<SlotHeader*>(slot);
+  header->len = body.size();
+  std::memcpy(slot + kSlotHeader, body.data(), 16384);
+  auto* lane_header = reinterpret_cast<LaneHeader*>(rig.reader().local_memory() +
+                                                    rig.reader().layout().inbox_offset(0));
+  lane_header->progress.store((uint64_t{1} << 32) | 16384);
+  std::vector<std::byte> out(kCapacity, std::byte{0});
+  EXPECT_FALSE(rig.reader().try_recv(0, out).has_value());
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 16384, body.begin()));
+  EXPECT_EQ(out[16384], std::byte{0}) << "copied past what was published";
+  EXPECT_EQ(rig.in().delivered, 0u);
+  // The writer now writes message 1 whole (rewriting the published part
+  // with the same bytes) and seq: the reader copies the rest.
+  ASSERT_TRUE(rig.writer().try_send(1, body));
+  ASSERT_EQ(rig.recv(out), body.size());
+  EXPECT_TRUE(std::equal(body.begin(), body.end(), out.begin()));
+  EXPECT_EQ(rig.out().chunked, 1u);
+  EXPECT_EQ(rig.out().by_descriptor, 0u);
+  EXPECT_EQ(rig.in().corrupt, 0u);
 }
 
 // Safe mode: a staging block is reused only after its message was fetched
@@ -154,10 +233,10 @@ TEST(RingDirect, SafeStagingBlocksFollowTheCredits) {
   }
 }
 
-// Raw mode: ten large messages through four slots leave 7..10; a block
-// rewritten under a fetch (its seq moved on) is neither delivered nor
-// corrupt, and the message it held counts as lost once the slot shows the
-// newer one.
+// Raw mode: ten large messages through four slots leave 7..10 (mapped or
+// not); a staging block rewritten under a fetch (its seq moved on) is
+// neither delivered nor corrupt, and the message it held counts as lost
+// once the slot shows the newer one.
 TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
   for (bool mapped : {true, false}) {
     SCOPED_TRACE(mapped ? "mapped" : "put/get");
@@ -179,6 +258,7 @@ TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
       EXPECT_EQ(rig.in().corrupt, 0u);
       EXPECT_EQ(rig.in().max_lag, 7u);
     }
+    if (mapped) continue;  // no staging blocks through a mapping
     Rig rig(mapped, RingMode::raw, 4);
     ASSERT_TRUE(rig.writer().try_send(1, message(1, 9000)));
     rig.settle();
@@ -247,9 +327,8 @@ TEST(RingDirect, RawSoakKeepsTheInvariant) {
 // corrupt, never delivered, and nothing is read for a bad descriptor;
 // once repaired the message is delivered exactly.
 TEST(RingDirect, BadDescriptorsAndPayloadsAreCorrupt) {
-  for (bool mapped : {true, false}) {
-    SCOPED_TRACE(mapped ? "mapped" : "put/get");
-    Rig rig(mapped, RingMode::safe, 4);
+  {
+    Rig rig(false, RingMode::safe, 4);
     const auto body = message(1, 10000);
     ASSERT_TRUE(rig.writer().try_send(1, body));
     rig.settle();
@@ -344,6 +423,53 @@ TEST(RingDirect, AFetchThatTimesOutNeverWritesTheBufferLater) {
     ADD_FAILURE() << "a broken ring received";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), error);
+  }
+}
+
+// Which lanes are mapped is learnt from the writers' answers (bytes from
+// other processes): an answer of the wrong size is a named protocol error
+// on every rank, and no ring is created.
+class CutAnswers final : public Group {
+ public:
+  explicit CutAnswers(std::shared_ptr<Group> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  Transport& transport() override { return inner_->transport(); }
+  int notice_fd() const override { return inner_->notice_fd(); }
+  bool departed(int member) override { return inner_->departed(member); }
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                std::string_view what) override {
+    auto all = inner_->allgather(mine, what);
+    if (++calls_ == 2) all[0].clear();  // the second: which lanes rank 0 maps
+    return all;
+  }
+  void barrier(std::string_view what) override { inner_->barrier(what); }
+  void register_wakeup(uint16_t id) override { inner_->register_wakeup(id); }
+
+ private:
+  std::shared_ptr<Group> inner_;
+  int calls_ = 0;
+};
+
+TEST(RingDirect, AMalformedMappingAnswerIsNamed) {
+  params::ScopedSet direct{"ring_direct_bytes", std::to_string(kThreshold)};
+  MemoryWorld world(2);
+  WorldGroups groups(world);
+  std::vector<std::string> errors;
+  EXPECT_THROW(groups.construct_all<RingEndpoint>(
+                   [&](int r) {
+                     return std::make_unique<RingEndpoint>(
+                         std::make_shared<CutAnswers>(groups.group(r)),
+                         std::vector<LaneSpec>{{0, 1, 2, kCapacity}}, RingMode::safe);
+                   },
+                   &errors),
+               Error);
+  ASSERT_EQ(errors.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[static_cast<size_t>(r)],
+              fmt::format("rank {}: ring(safe, 1 lanes): rank 0 answered 0 bytes for 1 lanes "
+                          "when asked which lanes it maps; no ring was created",
+                          r));
   }
 }
 

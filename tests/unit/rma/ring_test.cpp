@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/params.hpp"
 #include "rma/crc32c.hpp"
@@ -146,6 +148,75 @@ TEST(Crc32c, KnownValuesPiecesAndCopies) {
       EXPECT_EQ(std::memcmp(copy.data(), data.data(), length), 0) << length;
     }
     EXPECT_EQ(copy[length], std::byte{0x5a}) << "copied past the end at " << length;
+  }
+}
+
+// Every path this CPU has agrees with the table: lengths around the
+// folding's 256-byte rounds and 64-byte blocks, unaligned source and
+// destination, a running CRC carried in, and pieces that chain.
+TEST(Crc32c, EveryPathAgreesWithTheTable) {
+  // Not periodic, so no folding distance lines up with a repeat.
+  std::vector<std::byte> data(300000);
+  uint64_t state = 88172645463325252ull;
+  for (std::byte& b : data) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    b = static_cast<std::byte>(state >> 24);
+  }
+  for (Crc32cPath path : {Crc32cPath::table, Crc32cPath::instruction, Crc32cPath::fold}) {
+    if (!crc32c_supported(path)) continue;
+    SCOPED_TRACE(std::string(crc32c_path_name(path)));
+    for (size_t length : {0, 1, 63, 64, 255, 256, 257, 319, 320, 511, 512, 513, 4096, 4097, 8192,
+                          65536 + 5, 262144, 299990}) {
+      for (size_t offset : {0, 1, 7}) {
+        for (uint32_t carried : {0u, 0x12345678u}) {
+          const std::byte* src = data.data() + offset;
+          const uint32_t want = crc32c_extend_by(Crc32cPath::table, carried, src, length);
+          EXPECT_EQ(crc32c_extend_by(path, carried, src, length), want) << length << "+" << offset;
+          std::vector<std::byte> copy(length + 4, std::byte{0x5a});
+          EXPECT_EQ(crc32c_copy_by(path, carried, copy.data() + 3, src, length), want)
+              << length << "+" << offset;
+          EXPECT_TRUE(std::equal(src, src + length, copy.begin() + 3)) << length;
+          EXPECT_EQ(copy[2], std::byte{0x5a});
+          EXPECT_EQ(copy[length + 3], std::byte{0x5a}) << "copied past the end at " << length;
+        }
+      }
+      // Two pieces chain into the CRC of the whole.
+      const size_t half = length / 2 + 1;
+      if (length > half) {
+        EXPECT_EQ(crc32c_extend_by(path, crc32c_extend_by(path, 0, data.data(), half),
+                                   data.data() + half, length - half),
+                  crc32c_extend_by(Crc32cPath::table, 0, data.data(), length))
+            << length;
+      }
+    }
+  }
+  EXPECT_TRUE(crc32c_supported(crc32c_path()));
+}
+
+// The two-pass copies (a ring slot's side moves in a plain copy, the
+// checksum reads this core's side) give the one-pass copy's bytes and CRC,
+// across their 8 KiB pieces and with a CRC carried in.
+TEST(Crc32c, TwoPassCopiesMatchTheOnePassCopy) {
+  std::vector<std::byte> data(70000);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::byte>((i * 2654435761u) >> 13);
+  for (size_t length : {0, 1, 255, 4096, 8191, 8192, 8193, 16384 + 7, 65536 + 5}) {
+    for (uint32_t carried : {0u, 0xdeadbeefu}) {
+      const uint32_t want = crc32c_extend_by(Crc32cPath::table, carried, data.data(), length);
+      std::vector<std::byte> a(length + 1, std::byte{0x5a}), b(length + 1, std::byte{0x5a});
+      EXPECT_EQ(crc32c_then_copy(carried, a.data(), data.data(), length), want) << length;
+      EXPECT_EQ(copy_then_crc32c(carried, b.data(), data.data(), length), want) << length;
+      EXPECT_TRUE(
+          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), a.begin()))
+          << length;
+      EXPECT_TRUE(
+          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), b.begin()))
+          << length;
+      EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
+      EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+    }
   }
 }
 
@@ -387,7 +458,41 @@ TEST(RingChecks, ChunkedWritesArriveExact) {
                                message(0, s, 4000 + s).begin()))
             << "message " << s << (mapped ? " mapped" : " put");
       }
+      // Chunks only through a mapping in safe mode; raw mode and puts
+      // write whole images.
+      EXPECT_EQ(rig.counters(0, 0, 1).chunked, mapped && mode == RingMode::safe ? 5u : 0u);
+      EXPECT_EQ(rig.counters(0, 0, 1).by_descriptor, 0u);
     }
+  }
+}
+
+// A reader that sleeps (wait_policy=block) in recv, on its own thread, is
+// woken by the writer's publication and gets the message; it announced one
+// sleep (stats' sleeps), the writer none. The writer publishes only once
+// the reader's sleeping word is up, so the wake-up is the writer's to send.
+TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
+  params::ScopedSet policy("wait_policy", "block");
+  params::ScopedSet slice("wait_block_slice_us", "10000000");  // no waking by the clock
+  for (bool mapped : {true, false}) {
+    SCOPED_TRACE(mapped ? "mapped" : "put/get");
+    Rig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
+    RingEndpoint& reader = *rig.ends[1];
+    const auto* lane_header = reinterpret_cast<const LaneHeader*>(
+        reader.local_memory() + reader.layout().inbox_offset(reader.layout().find(0, 1)));
+    std::vector<std::byte> out(4096);
+    size_t got = 0;
+    std::thread receiver([&] { got = reader.recv(0, out); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (lane_header->reader_sleeping.load() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    EXPECT_EQ(lane_header->reader_sleeping.load(), 1u) << "the reader never went to sleep";
+    rig.ends[0]->send(1, message(0, 1, 3000));
+    receiver.join();
+    ASSERT_EQ(got, 3000u);
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 3000, message(0, 1, 3000).begin()));
+    EXPECT_EQ(rig.counters(1, 0, 1).sleeps, 1u);
+    EXPECT_EQ(rig.counters(0, 0, 1).sleeps, 0u);
+    EXPECT_EQ(lane_header->reader_sleeping.load(), 0u) << "left set after the wait";
   }
 }
 
