@@ -32,15 +32,24 @@ const params::IntParam cancel_wait_ms{
 // later ones), so while they do the steps are a sorted run taken from the
 // front; a step lower than the last turns the rest into a binary heap
 // until it is empty. A ring allgather makes N-1 receives ready at once and
-// takes them without N heap operations. The storage grows to the most
-// steps ever ready at once and is kept (pooled states reuse it), so a
-// repeated call never allocates.
+// takes them without N heap operations.
+//
+// A few ids are stored inline, in the executor state's hot cache line: a
+// completion mostly readies one or two steps, which are then taken at once
+// (the simulator runs thousands of executions in turn, and a separate
+// array would be one more cache line to load per completion). More go to
+// heap storage that grows to the most steps ever ready at once and is kept
+// (pooled states reuse it), so a repeated call never allocates; an empty
+// queue goes back to the inline ids.
 class ReadySteps {
  public:
+  ReadySteps() = default;
+  ReadySteps(const ReadySteps&) = delete;
+  ReadySteps& operator=(const ReadySteps&) = delete;
+
   bool empty() const { return head_ == end_; }
   void clear() {
-    ids_.clear();
-    head_ = end_ = 0;
+    use_inline();
     sorted_ = true;
   }
   StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
@@ -50,6 +59,8 @@ class ReadySteps {
       return;
     }
     if (empty()) {
+      if (ids_ != inline_) [[unlikely]]
+        use_inline();
       head_ = end_ = 0;
     } else if (head_ >= 64 && head_ * 2 >= end_) {
       // Mostly taken: drop the taken part, so the storage follows what is
@@ -75,24 +86,43 @@ class ReadySteps {
   }
 
  private:
+  static constexpr uint32_t kInline = 2;
+
+  void use_inline() {
+    ids_ = inline_;
+    capacity_ = kInline;
+    head_ = end_ = 0;
+  }
   void append(StepId id) {
-    if (end_ == ids_.size())
-      ids_.push_back(id);
-    else
-      ids_[end_] = id;
-    ++end_;
+    if (end_ == capacity_) [[unlikely]]
+      grow();
+    ids_[end_++] = id;
+  }
+  // Moves the ids to heap storage of at least twice the capacity.
+  [[gnu::noinline]] void grow() {
+    const uint32_t wanted = capacity_ * 2;
+    if (heap_capacity_ < wanted || ids_ == heap_.get()) {
+      const uint32_t size = std::max(wanted, heap_capacity_);
+      auto fresh = std::make_unique<StepId[]>(size);
+      std::copy(ids_, ids_ + end_, fresh.get());
+      heap_ = std::move(fresh);
+      heap_capacity_ = size;
+    } else {
+      std::copy(ids_, ids_ + end_, heap_.get());
+    }
+    ids_ = heap_.get();
+    capacity_ = heap_capacity_;
   }
   void drop_taken() {
-    std::copy(ids_.begin() + static_cast<std::ptrdiff_t>(head_),
-              ids_.begin() + static_cast<std::ptrdiff_t>(end_), ids_.begin());
+    std::copy(ids_ + head_, ids_ + end_, ids_);
     end_ -= head_;
     head_ = 0;
   }
   void heap_push(StepId id) {
-    size_t i = end_;
+    uint32_t i = end_;
     append(id);
     while (i > 0) {
-      const size_t parent = (i - 1) / 2;
+      const uint32_t parent = (i - 1) / 2;
       if (ids_[parent] <= id) break;
       ids_[i] = ids_[parent];
       i = parent;
@@ -101,11 +131,11 @@ class ReadySteps {
   }
   void heap_pop() {
     const StepId last = ids_[--end_];
-    const size_t n = end_;
+    const uint32_t n = end_;
     if (n == 0) return;
-    size_t i = 0;
+    uint32_t i = 0;
     for (;;) {
-      size_t child = 2 * i + 1;
+      uint32_t child = 2 * i + 1;
       if (child >= n) break;
       if (child + 1 < n && ids_[child + 1] < ids_[child]) ++child;
       if (last <= ids_[child]) break;
@@ -116,15 +146,22 @@ class ReadySteps {
   }
 
   // Sorted: ids_[head_, end_) ascending, the rest taken. Else a binary
-  // min-heap in ids_[0, end_) (head_ 0). Storage beyond end_ is kept.
-  std::vector<StepId> ids_;
-  size_t head_ = 0, end_ = 0;
+  // min-heap in ids_[0, end_) (head_ 0). ids_ is inline_ or heap_, of
+  // capacity_ ids.
+  StepId* ids_ = inline_;
+  uint32_t head_ = 0, end_ = 0;
+  uint32_t capacity_ = kInline;
   bool sorted_ = true;
+  StepId inline_[kInline];
+  uint32_t heap_capacity_ = 0;
+  std::unique_ptr<StepId[]> heap_;
 };
+// The first 32 bytes (to inline_) are what push, top and pop read.
+static_assert(sizeof(ReadySteps) == 48, "the executor's hot lines hold it");
 
 }  // namespace
 
-struct Execution::State {
+struct alignas(64) Execution::State {
   // What the state was last prepared for: a state taken from the pool (see
   // take) whose key equals the new execution's skips validation, which
   // depends on nothing else. The schedule is held by `schedule` while the
@@ -139,58 +176,73 @@ struct Execution::State {
     bool operator==(const PreparedFor&) const = default;
   };
 
-  Transport* transport = nullptr;
-  std::shared_ptr<const Schedule> schedule;
-  // Derived from `schedule` alone and shared with every other execution of
-  // it; `graph_of_schedule` names the schedule it was derived from.
-  std::shared_ptr<const StepGraph> graph;
-  const Schedule* graph_of_schedule = nullptr;
-  Buffers buffers;
-  Tag base_tag = 0;
-  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
-  // schedule built for this rank. With a shift, the symmetry's block
-  // layout, read by region_of.
-  int shift = 0;
-  // Read on every step: the schedule's steps and limits, the graph's
-  // dependents (set by prepare()).
+  // ---- The hot part: what completing a step and posting the steps it
+  // readies read and write, in the state's first three cache lines (the
+  // simulator runs thousands of executions in turn, so each completion
+  // loads its state's lines afresh: the fewer, the faster).
+  // Line 0: completing a step. Set by prepare(): the schedule's steps, the
+  // graph's dependents.
   const Step* steps = nullptr;
-  size_t step_total = 0;  // schedule->steps.size()
   const uint32_t* dependents_begin = nullptr;
   const StepId* dependents = nullptr;
-  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
-  const size_t* layout_offsets = nullptr;
-  const size_t* layout_lengths = nullptr;
-  size_t layout_blocks = 0;
-  // Not cleared between executions of a pooled state: a schedule writes a
-  // scratch byte before it reads it (every collective's tests pass with
-  // scratch filled with garbage at each start).
-  std::vector<std::byte> scratch;
-  PreparedFor prepared;  // valid only after a prepare() that did not throw
-
-  // Invariant: a waiting step's cell counts its dependencies not yet done.
-  StepCells cells;
-  // Ready steps by kind, for the in-flight limits. A schedule without
-  // limits (`unlimited`) keeps all of them in ready_local: lowest id first
-  // among all is then the same order.
-  ReadySteps ready_local, ready_sends, ready_recvs;
-  bool unlimited = false;
+  Execution::DoneFn done_fn = nullptr;  // notify_when_done
+  uint32_t step_total = 0;              // schedule->steps.size()
+  uint32_t completed = 0;
   uint32_t sends_in_flight = 0;
   uint32_t recvs_in_flight = 0;
-  size_t completed = 0;
+  // Names this state in completion contexts (ContextRegistry): a message's
+  // context is (context_index, step), so in-flight messages cost nothing here.
+  const uint32_t context_index;
+  int32_t peer_modulus = 0;  // schedule->symmetry.size, for peer_of
+  // A schedule without in-flight limits keeps all ready steps in
+  // ready_local: lowest id first among all is then the same order.
+  bool unlimited = false;
   bool started = false;
-  bool payload = true;  // transport->carries_payload()
   // True while pump() runs: completions that arrive meanwhile (immediate
   // completion inside send/recv) only record themselves, so nothing recurses.
   bool pumping = false;
   // Set when the Execution is destroyed with messages still in flight: the
   // state then lives until the transport reports the last of them.
   bool orphaned = false;
-  std::optional<Error> error;
-  Execution::DoneFn done_fn = nullptr;  // notify_when_done
+  bool failed = false;  // error.has_value(), read where the error is not
+  bool payload = true;  // transport->carries_payload()
+  // Line 1: posting a step, and the ready steps (their first 32 bytes).
+  Transport* transport = nullptr;
+  Tag base_tag = 0;
+  // With a shift, the symmetry's block layout, read by length_of.
+  const size_t* layout_lengths = nullptr;
+  uint32_t layout_blocks = 0;
+  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
+  // schedule built for this rank.
+  int32_t shift = 0;
+  ReadySteps ready_local;
+  // Line 2: the cells (StepCells keeps what every access reads first).
+  // Invariant: a waiting step's cell counts its dependencies not yet done.
+  StepCells cells;
+
+  // ---- The rest: read when steps move bytes (only with payload), or
+  // when an execution is made, fails or ends.
+  const size_t* layout_offsets = nullptr;
+  const std::byte* input = nullptr;   // buffers.input
+  std::byte* output = nullptr;        // buffers.output
+  std::byte* scratch_data = nullptr;  // scratch.data() as prepare() left it
+  // ---- The rest: read when an execution is made, fails or ends.
+  std::shared_ptr<const Schedule> schedule;
+  // Derived from `schedule` alone and shared with every other execution of
+  // it; `graph_of_schedule` names the schedule it was derived from.
+  std::shared_ptr<const StepGraph> graph;
+  const Schedule* graph_of_schedule = nullptr;
+  Buffers buffers;
+  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
+  // Not cleared between executions of a pooled state: a schedule writes a
+  // scratch byte before it reads it (every collective's tests pass with
+  // scratch filled with garbage at each start).
+  std::vector<std::byte> scratch;
+  PreparedFor prepared;  // valid only after a prepare() that did not throw
+  // Ready steps by kind, for the in-flight limits (unless `unlimited`).
+  ReadySteps ready_sends, ready_recvs;
+  std::optional<Error> error;  // set by set_error, with `failed`
   void* done_context = nullptr;
-  // Names this state in completion contexts (ContextRegistry): a message's
-  // context is (context_index, step), so in-flight messages cost nothing here.
-  const uint32_t context_index;
 
   State() : context_index(ContextRegistry::add(this)) {}
   ~State() { ContextRegistry::remove(context_index); }
@@ -256,12 +308,14 @@ struct Execution::State {
   void reset(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag) {
     transport = &t;
     schedule = std::move(s);
-    step_total = schedule->steps.size();
+    step_total = static_cast<uint32_t>(schedule->steps.size());
     buffers = b;
+    input = b.input;
+    output = b.output;
     base_tag = tag;
     sends_in_flight = recvs_in_flight = 0;
     completed = 0;
-    started = pumping = orphaned = false;
+    started = pumping = orphaned = failed = false;
     error.reset();
     done_fn = nullptr;
     ready_local.clear();
@@ -270,6 +324,12 @@ struct Execution::State {
   }
 
   size_t step_count() const { return step_total; }
+
+  // The first error is kept; `failed` says there is one.
+  void set_error(const Error& e) {
+    error.emplace(e);
+    failed = true;
+  }
 
   // Step `id` as this rank runs it: the schedule's own, or its relabelled
   // copy (written to `copy`) when the schedule was built for another rank.
@@ -284,7 +344,7 @@ struct Execution::State {
   int peer_of(const Step& raw) const {
     if (shift == 0) return raw.peer;
     const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
-    return peer >= schedule->symmetry.size ? peer - schedule->symmetry.size : peer;
+    return peer >= peer_modulus ? peer - peer_modulus : peer;
   }
   // prepare() checked every step as this rank runs it (validate_steps, or
   // the relabel summary for every shift), so a marked region of one block
@@ -303,6 +363,17 @@ struct Execution::State {
       out.offset = raw.offset - layout_offsets[raw.block] + layout_offsets[moved];
     return out;
   }
+  // region_of's length alone (without payload the hot path needs no more).
+  size_t length_of(const Region& raw) const {
+    if (shift == 0 || raw.mark == Mark::none) return raw.length;
+    if (raw.mark == Mark::block && raw.span != 1)
+      return relabel_region(*schedule, raw, shift).length;
+    return layout_lengths[moved_block(raw)];
+  }
+  size_t moved_block(const Region& raw) const {
+    size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
+    return moved >= layout_blocks ? moved - layout_blocks : moved;
+  }
 
   std::string where(StepId id) const {
     Step copy;
@@ -319,11 +390,11 @@ struct Execution::State {
 
   const std::byte* read_ptr(const Region& r) {
     if (r.buffer != Buffer::input) return write_ptr(r);
-    return buffers.input == nullptr ? nullptr : buffers.input + r.offset;
+    return input == nullptr ? nullptr : input + r.offset;
   }
 
   std::byte* write_ptr(const Region& r) {
-    return offset_from(r.buffer == Buffer::output ? buffers.output : scratch.data(), r.offset);
+    return offset_from(r.buffer == Buffer::output ? output : scratch_data, r.offset);
   }
 
   // The relabelling this rank applies to `schedule`: throws when the
@@ -375,7 +446,9 @@ struct Execution::State {
     const Symmetry& sym = schedule->symmetry;
     layout_offsets = sym.offsets.data();
     layout_lengths = sym.lengths.data();
-    layout_blocks = sym.offsets.size();
+    layout_blocks = static_cast<uint32_t>(sym.offsets.size());
+    peer_modulus = sym.size;
+    scratch_data = scratch.data();
     steps = schedule->steps.data();
     max_sends = schedule->max_sends;
     max_recvs = schedule->max_recvs;
@@ -412,14 +485,12 @@ struct Execution::State {
   void complete(StepId id) {
     cells.finish(id);
     ++completed;
-    for (uint32_t i = dependents_begin[id], end = dependents_begin[id + 1]; i < end; ++i) {
-      const StepId next = dependents[i];
-      if (cells.satisfy_one(next)) queue_ready(next);
-    }
+    cells.satisfy_each(dependents + dependents_begin[id], dependents + dependents_begin[id + 1],
+                       [this](StepId next) { queue_ready(next); });
   }
 
   void fail(Errc code, StepId id, const std::string& cause) {
-    if (!error) error.emplace(code, fmt::format("{}: {}", where(id), cause));
+    if (!failed) set_error(Error(code, fmt::format("{}: {}", where(id), cause)));
   }
 
   // Out of line (the completion path is flattened around them): a message
@@ -461,7 +532,7 @@ struct Execution::State {
     // Reported, so no longer in flight: complete() below makes it done;
     // every other way out marks it ended (abort() cancels only what is in
     // flight).
-    if (error) {
+    if (failed) {
       cells.set(id, StepCells::kEnded);
       return;
     }
@@ -470,7 +541,7 @@ struct Execution::State {
       return;
     }
     if (raw.kind == Kind::recv) {
-      const size_t expected = region_of(raw.dst).length;
+      const size_t expected = length_of(raw.dst);
       if (status.length != expected) {
         wrong_length(id, status.length, expected);
         return;
@@ -493,7 +564,7 @@ struct Execution::State {
     state.maybe_notify_done();
   }
 
-  bool finished() const { return started && (error || completed == step_total); }
+  bool finished() const { return started && (failed || completed == step_total); }
   // Last thing its caller does: the callback may destroy the execution.
   void maybe_notify_done() {
     if (done_fn == nullptr || !finished()) return;
@@ -527,12 +598,14 @@ struct Execution::State {
     uint32_t& in_flight = send ? sends_in_flight : recvs_in_flight;
     ++in_flight;
     try {
+      // A transport without payload is handed no buffer (it reads and
+      // writes none; the buffers may be null).
       if (send) {
-        const Region src = region_of(raw.src);
-        transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
+        transport->send(peer_of(raw), tag, payload ? read_ptr(region_of(raw.src)) : nullptr,
+                        length_of(raw.src), &State::on_message, context);
       } else {
-        const Region dst = region_of(raw.dst);
-        transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
+        transport->recv(peer_of(raw), tag, payload ? write_ptr(region_of(raw.dst)) : nullptr,
+                        length_of(raw.dst), &State::on_message, context);
       }
     } catch (...) {
       // A post that throws left nothing with the transport: it is not in
@@ -547,7 +620,7 @@ struct Execution::State {
   // limits, until nothing more can start.
   void pump_steps() {
     if (unlimited) {
-      while (!error && !ready_local.empty()) {
+      while (!failed && !ready_local.empty()) {
         const StepId id = ready_local.top();
         ready_local.pop();
         const Kind kind = steps[id].kind;
@@ -558,7 +631,7 @@ struct Execution::State {
       }
       return;
     }
-    while (!error) {
+    while (!failed) {
       StepId best = kNoStep;
       ReadySteps* from = nullptr;
       if (!ready_local.empty()) {
@@ -616,13 +689,13 @@ struct Execution::State {
     try {
       pump_steps();
     } catch (const Error& e) {
-      if (!error)
-        error.emplace(e.code(), fmt::format("rank {} {}: {}", transport->rank(),
-                                            schedule->algorithm, e.what()));
+      if (!failed)
+        set_error(Error(e.code(), fmt::format("rank {} {}: {}", transport->rank(),
+                                              schedule->algorithm, e.what())));
     } catch (const std::exception& e) {
-      if (!error)
-        error.emplace(Errc::internal, fmt::format("rank {} {}: {}", transport->rank(),
-                                                  schedule->algorithm, e.what()));
+      if (!failed)
+        set_error(Error(Errc::internal, fmt::format("rank {} {}: {}", transport->rank(),
+                                                    schedule->algorithm, e.what())));
     }
     pumping = false;
   }
@@ -679,7 +752,7 @@ Execution::~Execution() {
 
 size_t Execution::abort(const Error& cause, FunctionRef<bool(int)> departed) {
   State& s = *state_;
-  if (!s.error) s.error.emplace(cause);
+  if (!s.failed) s.set_error(cause);
   return s.abort(departed);
 }
 
