@@ -26,6 +26,15 @@ const params::IntParam cancel_wait_ms{
     "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
     "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
 
+// Heap storage for ReadySteps beyond its inline ids: it grows to the most
+// steps ever ready at once and is kept (pooled states reuse it), so a
+// repeated call does not allocate. Kept apart from the queue, which lives
+// in the executor state's hot cache line.
+struct ReadySpill {
+  std::unique_ptr<StepId[]> ids;
+  uint32_t capacity = 0;
+};
+
 // Ready steps of one kind, lowest id first, so the executor posts ready
 // steps in step order. Steps mostly become ready in increasing id order (a
 // step's dependents are listed in order, and later steps tend to wait on
@@ -34,13 +43,11 @@ const params::IntParam cancel_wait_ms{
 // until it is empty. A ring allgather makes N-1 receives ready at once and
 // takes them without N heap operations.
 //
-// A few ids are stored inline, in the executor state's hot cache line: a
-// completion mostly readies one or two steps, which are then taken at once
-// (the simulator runs thousands of executions in turn, and a separate
-// array would be one more cache line to load per completion). More go to
-// heap storage that grows to the most steps ever ready at once and is kept
-// (pooled states reuse it), so a repeated call never allocates; an empty
-// queue goes back to the inline ids.
+// Two ids are stored inline: a completion mostly readies one or two steps,
+// which are then taken at once (the simulator runs thousands of executions
+// in turn, and a separate array would be one more cache line to load per
+// completion). More go to the spill storage passed in; an empty queue goes
+// back to the inline ids.
 class ReadySteps {
  public:
   ReadySteps() = default;
@@ -53,9 +60,10 @@ class ReadySteps {
     sorted_ = true;
   }
   StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
-  void push(StepId id) {
+  // `spill` must be the same storage for every push until clear().
+  void push(StepId id, ReadySpill& spill) {
     if (!sorted_) {
-      heap_push(id);
+      heap_push(id, spill);
       return;
     }
     if (empty()) {
@@ -68,12 +76,12 @@ class ReadySteps {
       drop_taken();
     }
     if (empty() || ids_[end_ - 1] < id) {
-      append(id);
+      append(id, spill);
       return;
     }
     drop_taken();
     sorted_ = false;  // a sorted array is a heap already
-    heap_push(id);
+    heap_push(id, spill);
   }
   // Takes out top().
   void pop() {
@@ -93,34 +101,34 @@ class ReadySteps {
     capacity_ = kInline;
     head_ = end_ = 0;
   }
-  void append(StepId id) {
+  void append(StepId id, ReadySpill& spill) {
     if (end_ == capacity_) [[unlikely]]
-      grow();
+      grow(spill);
     ids_[end_++] = id;
   }
-  // Moves the ids to heap storage of at least twice the capacity.
-  [[gnu::noinline]] void grow() {
+  // Moves the ids to spill storage of at least twice the capacity.
+  [[gnu::noinline]] void grow(ReadySpill& spill) {
     const uint32_t wanted = capacity_ * 2;
-    if (heap_capacity_ < wanted || ids_ == heap_.get()) {
-      const uint32_t size = std::max(wanted, heap_capacity_);
+    if (spill.capacity < wanted || ids_ == spill.ids.get()) {
+      const uint32_t size = std::max(wanted, spill.capacity);
       auto fresh = std::make_unique<StepId[]>(size);
       std::copy(ids_, ids_ + end_, fresh.get());
-      heap_ = std::move(fresh);
-      heap_capacity_ = size;
+      spill.ids = std::move(fresh);
+      spill.capacity = size;
     } else {
-      std::copy(ids_, ids_ + end_, heap_.get());
+      std::copy(ids_, ids_ + end_, spill.ids.get());
     }
-    ids_ = heap_.get();
-    capacity_ = heap_capacity_;
+    ids_ = spill.ids.get();
+    capacity_ = spill.capacity;
   }
   void drop_taken() {
     std::copy(ids_ + head_, ids_ + end_, ids_);
     end_ -= head_;
     head_ = 0;
   }
-  void heap_push(StepId id) {
+  void heap_push(StepId id, ReadySpill& spill) {
     uint32_t i = end_;
-    append(id);
+    append(id, spill);
     while (i > 0) {
       const uint32_t parent = (i - 1) / 2;
       if (ids_[parent] <= id) break;
@@ -146,18 +154,15 @@ class ReadySteps {
   }
 
   // Sorted: ids_[head_, end_) ascending, the rest taken. Else a binary
-  // min-heap in ids_[0, end_) (head_ 0). ids_ is inline_ or heap_, of
-  // capacity_ ids.
+  // min-heap in ids_[0, end_) (head_ 0). ids_ is inline_ or the spill's,
+  // of capacity_ ids.
   StepId* ids_ = inline_;
   uint32_t head_ = 0, end_ = 0;
   uint32_t capacity_ = kInline;
   bool sorted_ = true;
   StepId inline_[kInline];
-  uint32_t heap_capacity_ = 0;
-  std::unique_ptr<StepId[]> heap_;
 };
-// The first 32 bytes (to inline_) are what push, top and pop read.
-static_assert(sizeof(ReadySteps) == 48, "the executor's hot lines hold it");
+static_assert(sizeof(ReadySteps) == 32, "half of the executor's second hot line");
 
 }  // namespace
 
@@ -177,23 +182,26 @@ struct alignas(64) Execution::State {
   };
 
   // ---- The hot part: what completing a step and posting the steps it
-  // readies read and write, in the state's first three cache lines (the
+  // readies read and write, in the state's first two cache lines (the
   // simulator runs thousands of executions in turn, so each completion
   // loads its state's lines afresh: the fewer, the faster).
-  // Line 0: completing a step. Set by prepare(): the schedule's steps, the
-  // graph's dependents.
+  // Line 0. Set by prepare(): the schedule's steps, its graph (shared by
+  // every execution of the schedule: its dependents are read through it),
+  // its symmetry (the layout length_of and peer_of read when shift != 0).
   const Step* steps = nullptr;
-  const uint32_t* dependents_begin = nullptr;
-  const StepId* dependents = nullptr;
-  Execution::DoneFn done_fn = nullptr;  // notify_when_done
-  uint32_t step_total = 0;              // schedule->steps.size()
-  uint32_t completed = 0;
-  uint32_t sends_in_flight = 0;
-  uint32_t recvs_in_flight = 0;
+  const StepGraph* graph_view = nullptr;  // graph.get()
+  Transport* transport = nullptr;
+  Tag base_tag = 0;
+  const Symmetry* symmetry = nullptr;  // &schedule->symmetry
+  uint32_t remaining = 0;              // steps not done
+  // Messages in flight (with limits, also counted by kind below).
+  uint32_t in_flight_count = 0;
   // Names this state in completion contexts (ContextRegistry): a message's
   // context is (context_index, step), so in-flight messages cost nothing here.
   const uint32_t context_index;
-  int32_t peer_modulus = 0;  // schedule->symmetry.size, for peer_of
+  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
+  // schedule built for this rank.
+  int32_t shift = 0;
   // A schedule without in-flight limits keeps all ready steps in
   // ready_local: lowest id first among all is then the same order.
   bool unlimited = false;
@@ -206,27 +214,20 @@ struct alignas(64) Execution::State {
   bool orphaned = false;
   bool failed = false;  // error.has_value(), read where the error is not
   bool payload = true;  // transport->carries_payload()
-  // Line 1: posting a step, and the ready steps (their first 32 bytes).
-  Transport* transport = nullptr;
-  Tag base_tag = 0;
-  // With a shift, the symmetry's block layout, read by length_of.
-  const size_t* layout_lengths = nullptr;
-  uint32_t layout_blocks = 0;
-  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
-  // schedule built for this rank.
-  int32_t shift = 0;
+  // Line 1: the ready steps and the cells (what every access reads first).
   ReadySteps ready_local;
-  // Line 2: the cells (StepCells keeps what every access reads first).
   // Invariant: a waiting step's cell counts its dependencies not yet done.
   StepCells cells;
 
-  // ---- The rest: read when steps move bytes (only with payload), or
-  // when an execution is made, fails or ends.
-  const size_t* layout_offsets = nullptr;
+  // ---- The rest: read when steps move bytes (only with payload), with
+  // in-flight limits, or when an execution is made, fails or ends.
+  uint32_t step_total = 0;                            // schedule->steps.size()
+  uint32_t sends_in_flight = 0, recvs_in_flight = 0;  // counted only with limits
+  Execution::DoneFn done_fn = nullptr;                // notify_when_done
+  ReadySpill spill_local, spill_sends, spill_recvs;
   const std::byte* input = nullptr;   // buffers.input
   std::byte* output = nullptr;        // buffers.output
   std::byte* scratch_data = nullptr;  // scratch.data() as prepare() left it
-  // ---- The rest: read when an execution is made, fails or ends.
   std::shared_ptr<const Schedule> schedule;
   // Derived from `schedule` alone and shared with every other execution of
   // it; `graph_of_schedule` names the schedule it was derived from.
@@ -309,12 +310,12 @@ struct alignas(64) Execution::State {
     transport = &t;
     schedule = std::move(s);
     step_total = static_cast<uint32_t>(schedule->steps.size());
+    remaining = step_total;
     buffers = b;
     input = b.input;
     output = b.output;
     base_tag = tag;
-    sends_in_flight = recvs_in_flight = 0;
-    completed = 0;
+    in_flight_count = sends_in_flight = recvs_in_flight = 0;
     started = pumping = orphaned = failed = false;
     error.reset();
     done_fn = nullptr;
@@ -344,7 +345,8 @@ struct alignas(64) Execution::State {
   int peer_of(const Step& raw) const {
     if (shift == 0) return raw.peer;
     const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
-    return peer >= peer_modulus ? peer - peer_modulus : peer;
+    const int size = symmetry->size;
+    return peer >= size ? peer - size : peer;
   }
   // prepare() checked every step as this rank runs it (validate_steps, or
   // the relabel summary for every shift), so a marked region of one block
@@ -354,13 +356,12 @@ struct alignas(64) Execution::State {
   Region region_of(const Region& raw) const {
     if (shift == 0 || raw.mark == Mark::none) return raw;
     if (raw.mark == Mark::block && raw.span != 1) return relabel_region(*schedule, raw, shift);
-    size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
-    if (moved >= layout_blocks) moved -= layout_blocks;
+    const size_t moved = moved_block(raw);
     Region out = raw;
     out.block = static_cast<uint32_t>(moved);
-    out.length = layout_lengths[moved];
+    out.length = symmetry->lengths[moved];
     if (raw.mark == Mark::block)
-      out.offset = raw.offset - layout_offsets[raw.block] + layout_offsets[moved];
+      out.offset = raw.offset - symmetry->offsets[raw.block] + symmetry->offsets[moved];
     return out;
   }
   // region_of's length alone (without payload the hot path needs no more).
@@ -368,11 +369,12 @@ struct alignas(64) Execution::State {
     if (shift == 0 || raw.mark == Mark::none) return raw.length;
     if (raw.mark == Mark::block && raw.span != 1)
       return relabel_region(*schedule, raw, shift).length;
-    return layout_lengths[moved_block(raw)];
+    return symmetry->lengths[moved_block(raw)];
   }
   size_t moved_block(const Region& raw) const {
-    size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
-    return moved >= layout_blocks ? moved - layout_blocks : moved;
+    const size_t blocks = symmetry->lengths.size();
+    const size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
+    return moved >= blocks ? moved - blocks : moved;
   }
 
   std::string where(StepId id) const {
@@ -444,17 +446,13 @@ struct alignas(64) Execution::State {
     }
     shift = wanted_shift;
     const Symmetry& sym = schedule->symmetry;
-    layout_offsets = sym.offsets.data();
-    layout_lengths = sym.lengths.data();
-    layout_blocks = static_cast<uint32_t>(sym.offsets.size());
-    peer_modulus = sym.size;
+    symmetry = &sym;
     scratch_data = scratch.data();
     steps = schedule->steps.data();
     max_sends = schedule->max_sends;
     max_recvs = schedule->max_recvs;
     unlimited = max_sends == kUnlimited && max_recvs == kUnlimited;
-    dependents_begin = graph->dependents_begin.data();
-    dependents = graph->dependents.data();
+    graph_view = graph.get();
     cells.reset(*graph);
   }
 
@@ -466,26 +464,28 @@ struct alignas(64) Execution::State {
   // Queues a step whose cell says ready.
   void queue_ready(StepId id) {
     if (unlimited) {
-      ready_local.push(id);
+      ready_local.push(id, spill_local);
       return;
     }
     switch (steps[id].kind) {
       case Kind::send:
-        ready_sends.push(id);
+        ready_sends.push(id, spill_sends);
         break;
       case Kind::recv:
-        ready_recvs.push(id);
+        ready_recvs.push(id, spill_recvs);
         break;
       default:
-        ready_local.push(id);
+        ready_local.push(id, spill_local);
         break;
     }
   }
 
   void complete(StepId id) {
     cells.finish(id);
-    ++completed;
-    cells.satisfy_each(dependents + dependents_begin[id], dependents + dependents_begin[id + 1],
+    --remaining;
+    const StepId* dependents = graph_view->dependents.data();
+    const uint32_t* begin = graph_view->dependents_begin.data();
+    cells.satisfy_each(dependents + begin[id], dependents + begin[id + 1],
                        [this](StepId next) { queue_ready(next); });
   }
 
@@ -525,10 +525,13 @@ struct alignas(64) Execution::State {
 
   void message_done(StepId id, const Status& status) {
     const Step& raw = steps[id];
-    if (raw.kind == Kind::send)
-      --sends_in_flight;
-    else
-      --recvs_in_flight;
+    --in_flight_count;
+    if (!unlimited) {
+      if (raw.kind == Kind::send)
+        --sends_in_flight;
+      else
+        --recvs_in_flight;
+    }
     // Reported, so no longer in flight: complete() below makes it done;
     // every other way out marks it ended (abort() cancels only what is in
     // flight).
@@ -556,7 +559,7 @@ struct alignas(64) Execution::State {
     auto& state = *static_cast<State*>(ContextRegistry::owner(ContextRegistry::index_of(context)));
     state.message_done(ContextRegistry::step_of(context), status);
     if (state.orphaned) {
-      if (state.sends_in_flight + state.recvs_in_flight == 0) delete &state;
+      if (state.in_flight_count == 0) delete &state;
       return;
     }
     if (state.pumping) return;  // the outer pump and its caller go on
@@ -564,10 +567,10 @@ struct alignas(64) Execution::State {
     state.maybe_notify_done();
   }
 
-  bool finished() const { return started && (failed || completed == step_total); }
+  bool finished() const { return started && (failed || remaining == 0); }
   // Last thing its caller does: the callback may destroy the execution.
   void maybe_notify_done() {
-    if (done_fn == nullptr || !finished()) return;
+    if (!finished() || done_fn == nullptr) return;
     const Execution::DoneFn fn = done_fn;
     done_fn = nullptr;
     fn(done_context);
@@ -595,8 +598,8 @@ struct alignas(64) Execution::State {
     const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
     const bool send = raw.kind == Kind::send;
-    uint32_t& in_flight = send ? sends_in_flight : recvs_in_flight;
-    ++in_flight;
+    ++in_flight_count;
+    if (!unlimited) ++(send ? sends_in_flight : recvs_in_flight);
     try {
       // A transport without payload is handed no buffer (it reads and
       // writes none; the buffers may be null).
@@ -610,7 +613,8 @@ struct alignas(64) Execution::State {
     } catch (...) {
       // A post that throws left nothing with the transport: it is not in
       // flight, and abort() must not wait for it to be cancelled.
-      --in_flight;
+      --in_flight_count;
+      if (!unlimited) --(send ? sends_in_flight : recvs_in_flight);
       cells.set(id, StepCells::kEnded);
       throw;
     }
@@ -655,7 +659,7 @@ struct alignas(64) Execution::State {
     }
   }
 
-  size_t in_flight() const { return sends_in_flight + recvs_in_flight; }
+  size_t in_flight() const { return in_flight_count; }
 
   // Execution::abort's cancellation: each message in flight once with
   // `mode` (fail_peer for a departed peer in any case).
@@ -801,7 +805,7 @@ std::string Execution::describe_pending() const {
   const State& s = *state_;
   const size_t total = s.step_count();
   std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport->rank(),
-                                s.schedule->algorithm, s.completed, total);
+                                s.schedule->algorithm, total - s.remaining, total);
   if (!s.started) return out + " (not started)";
   constexpr int kListed = 8;
   int listed = 0;

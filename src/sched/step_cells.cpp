@@ -56,6 +56,8 @@ void StepCells::reset(const StepGraph& graph) {
   const size_t count = (n + chunk_cells_ - 1) / chunk_cells_;
   chunks_.assign(count, Chunk{});
   table_ = chunks_.data();
+  current_ = kNoChunk;
+  current_cells_ = nullptr;
   for (size_t c = 0; c < count; ++c)
     table_[c].left = static_cast<uint32_t>(steps_in(c));
   big_.clear();
@@ -92,13 +94,26 @@ bool StepCells::satisfy_big(StepId id, uint8_t& c) {
   return false;
 }
 
-void StepCells::release(size_t chunk) {
-  spares_.push_back(table_[chunk].cells);
-  table_[chunk].cells = nullptr;
+void StepCells::make_current(uint32_t chunk) {
+  if (current_ != kNoChunk) table_[current_].left = current_left_;
+  uint8_t* cells = table_[chunk].cells;
+  if (cells == nullptr) cells = open(chunk);
+  current_ = chunk;
+  current_cells_ = cells;
+  current_left_ = table_[chunk].left;
+}
+
+void StepCells::release_current() {
+  spares_.push_back(current_cells_);
+  table_[current_].cells = nullptr;
+  table_[current_].left = 0;
+  current_ = kNoChunk;
+  current_cells_ = nullptr;
   --in_use_;
 }
 
 uint8_t StepCells::peek(StepId id) const {
+  if ((id >> shift_) == current_) return current_cells_[id & mask_];
   const uint8_t* cells = table_[id >> shift_].cells;
   if (cells != nullptr) return cells[id & mask_];
   if (released(id >> shift_)) return kDone;

@@ -8,11 +8,13 @@
 // one, not for its whole schedule: the simulator runs 10,000 ranks of a
 // 50,000-step ring schedule in a few hundred megabytes.
 //
-// What every access reads comes first (the chunk table, the shift and the
-// mask: 16 bytes the executor keeps in its hot cache line), and a chunk's
-// cell pointer and its count of steps not done share one table entry, so
-// finishing a step and readying its dependents touch the entry's line and
-// the cells' line, no other.
+// What every access reads comes first (32 bytes the executor keeps in a
+// hot cache line of its state): the chunk table, the shift and the mask,
+// and the current chunk (the one a step finished in last) with its cells
+// and its count of steps not done, so finishing a step and readying its
+// dependents in that chunk touch the cells' line and no table entry (the
+// simulator runs thousands of executions in turn: each table line would
+// be loaded afresh). A chunk's cell pointer and count share a table entry.
 //
 // A pooled execution state keeps its chunks (as spares) and vectors, so a
 // repeated collective call allocates nothing here.
@@ -76,11 +78,16 @@ class StepCells {
   void satisfy_each(const StepId* first, const StepId* last, OnReady&& on_ready) {
     Chunk* const table = table_;
     const uint32_t shift = shift_, mask = mask_;
+    const uint32_t current = current_;
+    uint8_t* const current_cells = current_cells_;
     for (; first != last; ++first) {
       const StepId id = *first;
-      uint8_t* cells = table[id >> shift].cells;
-      if (cells == nullptr) [[unlikely]]
-        cells = open(id >> shift);
+      uint8_t* cells = current_cells;
+      if ((id >> shift) != current) {
+        cells = table[id >> shift].cells;
+        if (cells == nullptr) [[unlikely]]
+          cells = open(id >> shift);
+      }
       uint8_t& c = cells[id & mask];
       if (c == kBig) [[unlikely]] {
         satisfy_big(id, c);
@@ -93,12 +100,10 @@ class StepCells {
   }
   // Marks `id` done; frees its chunk once every step in it is done.
   void finish(StepId id) {
-    Chunk& chunk = table_[id >> shift_];
-    uint8_t* cells = chunk.cells;
-    if (cells == nullptr) [[unlikely]]
-      cells = open(id >> shift_);
-    cells[id & mask_] = kDone;
-    if (--chunk.left == 0) release(id >> shift_);
+    if ((id >> shift_) != current_) [[unlikely]]
+      make_current(id >> shift_);
+    current_cells_[id & mask_] = kDone;
+    if (--current_left_ == 0) release_current();
   }
   // The state of `id` without touching it (kDone for a freed chunk, the
   // initial dependency count, capped at kBig, for an untouched one).
@@ -109,27 +114,41 @@ class StepCells {
   static size_t chunk_cells_for(size_t steps);
 
  private:
+  static constexpr uint32_t kNoChunk = UINT32_MAX;
+
   uint8_t& cell(StepId id) {
+    if ((id >> shift_) == current_) return current_cells_[id & mask_];
     uint8_t* cells = table_[id >> shift_].cells;
     if (cells == nullptr) [[unlikely]]
       cells = open(id >> shift_);
     return cells[id & mask_];
   }
   [[gnu::noinline]] uint8_t* open(size_t chunk);
-  [[gnu::noinline]] void release(size_t chunk);
+  // Makes `chunk` current (opened if untouched), the old one's count
+  // written back to its entry.
+  [[gnu::noinline]] void make_current(uint32_t chunk);
+  // Every step of the current chunk is done: its cells go back to the spares.
+  [[gnu::noinline]] void release_current();
   [[gnu::noinline]] bool satisfy_big(StepId id, uint8_t& c);
   size_t steps_in(size_t chunk) const {
     const size_t first = chunk << shift_;
     return chunk_cells_ < steps_ - first ? chunk_cells_ : steps_ - first;
   }
   // Every step of `chunk` done: its cells are gone (cells null again).
-  bool released(size_t chunk) const { return table_[chunk].left == 0; }
+  bool released(size_t chunk) const {
+    return chunk == current_ ? current_left_ == 0 : table_[chunk].left == 0;
+  }
   void free_all();
 
   // Read by every access: keep first (see the header comment).
   Chunk* table_ = nullptr;  // chunks_.data()
   uint32_t shift_ = 0;      // log2 of cells per chunk
   uint32_t mask_ = 0;
+  // The current chunk (kNoChunk: none) and its cells, and its count of
+  // steps not done, which its table entry does not hold meanwhile.
+  uint8_t* current_cells_ = nullptr;
+  uint32_t current_ = kNoChunk;
+  uint32_t current_left_ = 0;
 
   std::vector<Chunk> chunks_;
   const StepGraph* graph_ = nullptr;

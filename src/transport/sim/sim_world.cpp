@@ -70,6 +70,8 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 
 [[gnu::flatten]] uint64_t SimWorld::Impl::run_some(uint64_t max_events, Time deadline) {
   uint64_t done = 0;
+  // Without a deadline the loop tests nothing per event but the count,
+  // the stop flag and the queue.
   if (deadline == kNever) {
     while (done < max_events && !stop_requested && !events.empty()) {
       step();
@@ -357,13 +359,13 @@ void SimWorld::Impl::on_send_done(uint32_t id) {
 void SimWorld::Impl::release(uint32_t id) {
   Message& m = messages[id];
   if (--m.refs > 0) return;
-  if (id < payloads.size()) {
+  if (!payloads.empty() && id < payloads.size()) {  // empty() first: no division
     std::vector<std::byte>& payload = payloads[id];
     if (payload.capacity() > (1u << 20)) std::vector<std::byte>().swap(payload);
     payload.clear();
   }
   m.done = nullptr;
-  if (id < held.size()) held[id] = kNone;
+  if (!config.overlap && id < held.size()) held[id] = kNone;
   free_messages.push_back(id);
 }
 

@@ -88,6 +88,7 @@ struct SimWorld::Impl {
     events.push(time, next_seq++, id, static_cast<uint8_t>(kind));
   }
   bool step();
+  void handle(const Taken& e);                            // an event taken from the queue
   uint64_t run_some(uint64_t max_events, Time deadline);  // SimWorld::run_some
   void dispatch_send(uint32_t id);
   void on_egress_ready(uint32_t id);
