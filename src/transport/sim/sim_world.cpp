@@ -510,8 +510,10 @@ size_t SimWorld::stream_footprint() {
 }
 
 size_t SimWorld::receive_footprint() {
-  // A flag byte and one or two short differences (recv_queue.hpp), with
-  // the queue's growth by doubling.
+  // At most: a receive that does not repeat its predecessor's step packs
+  // to a flag byte and one or two short differences (recv_queue.hpp), with
+  // the queue's growth by doubling. A repeat (most of a ring's) costs
+  // nothing: runs are counts.
   return 6;
 }
 
