@@ -70,17 +70,26 @@ class EventQueue {
   }
   // The earliest pending event, taken out; the queue must not be empty.
   Taken pop() {
-    const uint32_t source = fronts_[0].source;
+    Front& first = fronts_[0];
+    const uint32_t source = first.source;
     if (source == kHeap) return heap_pop();
     Lane& lane = lanes_[source];
-    const LaneEvent& e = lane.ring[lane.head];
-    const Taken taken{e.time, e.id, static_cast<uint8_t>(source)};
-    lane.head = (lane.head + 1) & lane.mask;
+    const LaneEvent* ring = lane.ring.get();
+    const uint32_t head = lane.head;
+    const Taken taken{first.time, ring[head].id, static_cast<uint8_t>(source)};
+    const uint32_t next = (head + 1) & lane.mask;
+    lane.head = next;
     if (--lane.count == 0) {
       leave_first();
-    } else {
-      const LaneEvent& next = lane.ring[lane.head];
-      sink_first(Front{next.time, next.seq, source});
+      return taken;
+    }
+    const LaneEvent& e = ring[next];
+    if (sources_ > 1 &&
+        (fronts_[1].time < e.time || (fronts_[1].time == e.time && fronts_[1].seq < e.seq))) {
+      sink_first(Front{e.time, e.seq, source});
+    } else {  // the source stays first (the common case: runs of one kind)
+      first.time = e.time;
+      first.seq = e.seq;
     }
     return taken;
   }
