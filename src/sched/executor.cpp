@@ -26,30 +26,49 @@ const params::IntParam cancel_wait_ms{
     "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
     "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
 
+// Heap storage for ReadySteps beyond its inline ids: it grows to the most
+// steps ever ready at once and is kept (pooled states reuse it), so a
+// repeated call does not allocate. Kept apart from the queue, which lives
+// in the executor state's hot cache line.
+struct ReadySpill {
+  std::unique_ptr<StepId[]> ids;
+  uint32_t capacity = 0;
+};
+
 // Ready steps of one kind, lowest id first, so the executor posts ready
 // steps in step order. Steps mostly become ready in increasing id order (a
 // step's dependents are listed in order, and later steps tend to wait on
 // later ones), so while they do the steps are a sorted run taken from the
 // front; a step lower than the last turns the rest into a binary heap
 // until it is empty. A ring allgather makes N-1 receives ready at once and
-// takes them without N heap operations. The storage grows to the most
-// steps ever ready at once and is kept (pooled states reuse it), so a
-// repeated call never allocates.
+// takes them without N heap operations.
+//
+// Two ids are stored inline: a completion mostly readies one or two steps,
+// which are then taken at once (the simulator runs thousands of executions
+// in turn, and a separate array would be one more cache line to load per
+// completion). More go to the spill storage passed in; an empty queue goes
+// back to the inline ids.
 class ReadySteps {
  public:
+  ReadySteps() = default;
+  ReadySteps(const ReadySteps&) = delete;
+  ReadySteps& operator=(const ReadySteps&) = delete;
+
   bool empty() const { return head_ == end_; }
   void clear() {
-    ids_.clear();
-    head_ = end_ = 0;
+    use_inline();
     sorted_ = true;
   }
   StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
-  void push(StepId id) {
+  // `spill` must be the same storage for every push until clear().
+  void push(StepId id, ReadySpill& spill) {
     if (!sorted_) {
-      heap_push(id);
+      heap_push(id, spill);
       return;
     }
     if (empty()) {
+      if (ids_ != inline_) [[unlikely]]
+        use_inline();
       head_ = end_ = 0;
     } else if (head_ >= 64 && head_ * 2 >= end_) {
       // Mostly taken: drop the taken part, so the storage follows what is
@@ -57,12 +76,12 @@ class ReadySteps {
       drop_taken();
     }
     if (empty() || ids_[end_ - 1] < id) {
-      append(id);
+      append(id, spill);
       return;
     }
     drop_taken();
     sorted_ = false;  // a sorted array is a heap already
-    heap_push(id);
+    heap_push(id, spill);
   }
   // Takes out top().
   void pop() {
@@ -75,24 +94,43 @@ class ReadySteps {
   }
 
  private:
-  void append(StepId id) {
-    if (end_ == ids_.size())
-      ids_.push_back(id);
-    else
-      ids_[end_] = id;
-    ++end_;
+  static constexpr uint32_t kInline = 2;
+
+  void use_inline() {
+    ids_ = inline_;
+    capacity_ = kInline;
+    head_ = end_ = 0;
+  }
+  void append(StepId id, ReadySpill& spill) {
+    if (end_ == capacity_) [[unlikely]]
+      grow(spill);
+    ids_[end_++] = id;
+  }
+  // Moves the ids to spill storage of at least twice the capacity.
+  [[gnu::noinline]] void grow(ReadySpill& spill) {
+    const uint32_t wanted = capacity_ * 2;
+    if (spill.capacity < wanted || ids_ == spill.ids.get()) {
+      const uint32_t size = std::max(wanted, spill.capacity);
+      auto fresh = std::make_unique<StepId[]>(size);
+      std::copy(ids_, ids_ + end_, fresh.get());
+      spill.ids = std::move(fresh);
+      spill.capacity = size;
+    } else {
+      std::copy(ids_, ids_ + end_, spill.ids.get());
+    }
+    ids_ = spill.ids.get();
+    capacity_ = spill.capacity;
   }
   void drop_taken() {
-    std::copy(ids_.begin() + static_cast<std::ptrdiff_t>(head_),
-              ids_.begin() + static_cast<std::ptrdiff_t>(end_), ids_.begin());
+    std::copy(ids_ + head_, ids_ + end_, ids_);
     end_ -= head_;
     head_ = 0;
   }
-  void heap_push(StepId id) {
-    size_t i = end_;
-    append(id);
+  void heap_push(StepId id, ReadySpill& spill) {
+    uint32_t i = end_;
+    append(id, spill);
     while (i > 0) {
-      const size_t parent = (i - 1) / 2;
+      const uint32_t parent = (i - 1) / 2;
       if (ids_[parent] <= id) break;
       ids_[i] = ids_[parent];
       i = parent;
@@ -101,11 +139,11 @@ class ReadySteps {
   }
   void heap_pop() {
     const StepId last = ids_[--end_];
-    const size_t n = end_;
+    const uint32_t n = end_;
     if (n == 0) return;
-    size_t i = 0;
+    uint32_t i = 0;
     for (;;) {
-      size_t child = 2 * i + 1;
+      uint32_t child = 2 * i + 1;
       if (child >= n) break;
       if (child + 1 < n && ids_[child + 1] < ids_[child]) ++child;
       if (last <= ids_[child]) break;
@@ -116,15 +154,19 @@ class ReadySteps {
   }
 
   // Sorted: ids_[head_, end_) ascending, the rest taken. Else a binary
-  // min-heap in ids_[0, end_) (head_ 0). Storage beyond end_ is kept.
-  std::vector<StepId> ids_;
-  size_t head_ = 0, end_ = 0;
+  // min-heap in ids_[0, end_) (head_ 0). ids_ is inline_ or the spill's,
+  // of capacity_ ids.
+  StepId* ids_ = inline_;
+  uint32_t head_ = 0, end_ = 0;
+  uint32_t capacity_ = kInline;
   bool sorted_ = true;
+  StepId inline_[kInline];
 };
+static_assert(sizeof(ReadySteps) == 32, "half of the executor's second hot line");
 
 }  // namespace
 
-struct Execution::State {
+struct alignas(64) Execution::State {
   // What the state was last prepared for: a state taken from the pool (see
   // take) whose key equals the new execution's skips validation, which
   // depends on nothing else. The schedule is held by `schedule` while the
@@ -139,58 +181,69 @@ struct Execution::State {
     bool operator==(const PreparedFor&) const = default;
   };
 
-  Transport* transport = nullptr;
-  std::shared_ptr<const Schedule> schedule;
-  // Derived from `schedule` alone and shared with every other execution of
-  // it; `graph_of_schedule` names the schedule it was derived from.
-  std::shared_ptr<const StepGraph> graph;
-  const Schedule* graph_of_schedule = nullptr;
-  Buffers buffers;
-  Tag base_tag = 0;
-  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
-  // schedule built for this rank. With a shift, the symmetry's block
-  // layout, read by region_of.
-  int shift = 0;
-  // Read on every step: the schedule's steps and limits, the graph's
-  // dependents (set by prepare()).
+  // ---- The hot part: what completing a step and posting the steps it
+  // readies read and write, in the state's first two cache lines (the
+  // simulator runs thousands of executions in turn, so each completion
+  // loads its state's lines afresh: the fewer, the faster).
+  // Line 0. Set by prepare(): the schedule's steps, its graph (shared by
+  // every execution of the schedule: its dependents are read through it),
+  // its symmetry (the layout length_of and peer_of read when shift != 0).
   const Step* steps = nullptr;
-  size_t step_total = 0;  // schedule->steps.size()
-  const uint32_t* dependents_begin = nullptr;
-  const StepId* dependents = nullptr;
-  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
-  const size_t* layout_offsets = nullptr;
-  const size_t* layout_lengths = nullptr;
-  size_t layout_blocks = 0;
-  // Not cleared between executions of a pooled state: a schedule writes a
-  // scratch byte before it reads it (every collective's tests pass with
-  // scratch filled with garbage at each start).
-  std::vector<std::byte> scratch;
-  PreparedFor prepared;  // valid only after a prepare() that did not throw
-
-  // Invariant: a waiting step's cell counts its dependencies not yet done.
-  StepCells cells;
-  // Ready steps by kind, for the in-flight limits. A schedule without
-  // limits (`unlimited`) keeps all of them in ready_local: lowest id first
-  // among all is then the same order.
-  ReadySteps ready_local, ready_sends, ready_recvs;
+  const StepGraph* graph_view = nullptr;  // graph.get()
+  Transport* transport = nullptr;
+  Tag base_tag = 0;
+  const Symmetry* symmetry = nullptr;  // &schedule->symmetry
+  uint32_t remaining = 0;              // steps not done
+  // Messages in flight (with limits, also counted by kind below).
+  uint32_t in_flight_count = 0;
+  // Names this state in completion contexts (ContextRegistry): a message's
+  // context is (context_index, step), so in-flight messages cost nothing here.
+  const uint32_t context_index;
+  // This rank runs `schedule` relabelled by `shift` (Symmetry): 0 for a
+  // schedule built for this rank.
+  int32_t shift = 0;
+  // A schedule without in-flight limits keeps all ready steps in
+  // ready_local: lowest id first among all is then the same order.
   bool unlimited = false;
-  uint32_t sends_in_flight = 0;
-  uint32_t recvs_in_flight = 0;
-  size_t completed = 0;
   bool started = false;
-  bool payload = true;  // transport->carries_payload()
   // True while pump() runs: completions that arrive meanwhile (immediate
   // completion inside send/recv) only record themselves, so nothing recurses.
   bool pumping = false;
   // Set when the Execution is destroyed with messages still in flight: the
   // state then lives until the transport reports the last of them.
   bool orphaned = false;
-  std::optional<Error> error;
-  Execution::DoneFn done_fn = nullptr;  // notify_when_done
+  bool failed = false;  // error.has_value(), read where the error is not
+  bool payload = true;  // transport->carries_payload()
+  // Line 1: the ready steps and the cells (what every access reads first).
+  ReadySteps ready_local;
+  // Invariant: a waiting step's cell counts its dependencies not yet done.
+  StepCells cells;
+
+  // ---- The rest: read when steps move bytes (only with payload), with
+  // in-flight limits, or when an execution is made, fails or ends.
+  uint32_t step_total = 0;                            // schedule->steps.size()
+  uint32_t sends_in_flight = 0, recvs_in_flight = 0;  // counted only with limits
+  Execution::DoneFn done_fn = nullptr;                // notify_when_done
+  ReadySpill spill_local, spill_sends, spill_recvs;
+  const std::byte* input = nullptr;   // buffers.input
+  std::byte* output = nullptr;        // buffers.output
+  std::byte* scratch_data = nullptr;  // scratch.data() as prepare() left it
+  std::shared_ptr<const Schedule> schedule;
+  // Derived from `schedule` alone and shared with every other execution of
+  // it; `graph_of_schedule` names the schedule it was derived from.
+  std::shared_ptr<const StepGraph> graph;
+  const Schedule* graph_of_schedule = nullptr;
+  Buffers buffers;
+  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
+  // Not cleared between executions of a pooled state: a schedule writes a
+  // scratch byte before it reads it (every collective's tests pass with
+  // scratch filled with garbage at each start).
+  std::vector<std::byte> scratch;
+  PreparedFor prepared;  // valid only after a prepare() that did not throw
+  // Ready steps by kind, for the in-flight limits (unless `unlimited`).
+  ReadySteps ready_sends, ready_recvs;
+  std::optional<Error> error;  // set by set_error, with `failed`
   void* done_context = nullptr;
-  // Names this state in completion contexts (ContextRegistry): a message's
-  // context is (context_index, step), so in-flight messages cost nothing here.
-  const uint32_t context_index;
 
   State() : context_index(ContextRegistry::add(this)) {}
   ~State() { ContextRegistry::remove(context_index); }
@@ -256,12 +309,14 @@ struct Execution::State {
   void reset(Transport& t, std::shared_ptr<const Schedule> s, Buffers b, Tag tag) {
     transport = &t;
     schedule = std::move(s);
-    step_total = schedule->steps.size();
+    step_total = static_cast<uint32_t>(schedule->steps.size());
+    remaining = step_total;
     buffers = b;
+    input = b.input;
+    output = b.output;
     base_tag = tag;
-    sends_in_flight = recvs_in_flight = 0;
-    completed = 0;
-    started = pumping = orphaned = false;
+    in_flight_count = sends_in_flight = recvs_in_flight = 0;
+    started = pumping = orphaned = failed = false;
     error.reset();
     done_fn = nullptr;
     ready_local.clear();
@@ -270,6 +325,12 @@ struct Execution::State {
   }
 
   size_t step_count() const { return step_total; }
+
+  // The first error is kept; `failed` says there is one.
+  void set_error(const Error& e) {
+    error.emplace(e);
+    failed = true;
+  }
 
   // Step `id` as this rank runs it: the schedule's own, or its relabelled
   // copy (written to `copy`) when the schedule was built for another rank.
@@ -284,7 +345,8 @@ struct Execution::State {
   int peer_of(const Step& raw) const {
     if (shift == 0) return raw.peer;
     const int peer = raw.peer + shift;  // both below size: one subtraction wraps it
-    return peer >= schedule->symmetry.size ? peer - schedule->symmetry.size : peer;
+    const int size = symmetry->size;
+    return peer >= size ? peer - size : peer;
   }
   // prepare() checked every step as this rank runs it (validate_steps, or
   // the relabel summary for every shift), so a marked region of one block
@@ -294,14 +356,25 @@ struct Execution::State {
   Region region_of(const Region& raw) const {
     if (shift == 0 || raw.mark == Mark::none) return raw;
     if (raw.mark == Mark::block && raw.span != 1) return relabel_region(*schedule, raw, shift);
-    size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
-    if (moved >= layout_blocks) moved -= layout_blocks;
+    const size_t moved = moved_block(raw);
     Region out = raw;
     out.block = static_cast<uint32_t>(moved);
-    out.length = layout_lengths[moved];
+    out.length = symmetry->lengths[moved];
     if (raw.mark == Mark::block)
-      out.offset = raw.offset - layout_offsets[raw.block] + layout_offsets[moved];
+      out.offset = raw.offset - symmetry->offsets[raw.block] + symmetry->offsets[moved];
     return out;
+  }
+  // region_of's length alone (without payload the hot path needs no more).
+  size_t length_of(const Region& raw) const {
+    if (shift == 0 || raw.mark == Mark::none) return raw.length;
+    if (raw.mark == Mark::block && raw.span != 1)
+      return relabel_region(*schedule, raw, shift).length;
+    return symmetry->lengths[moved_block(raw)];
+  }
+  size_t moved_block(const Region& raw) const {
+    const size_t blocks = symmetry->lengths.size();
+    const size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks
+    return moved >= blocks ? moved - blocks : moved;
   }
 
   std::string where(StepId id) const {
@@ -319,11 +392,11 @@ struct Execution::State {
 
   const std::byte* read_ptr(const Region& r) {
     if (r.buffer != Buffer::input) return write_ptr(r);
-    return buffers.input == nullptr ? nullptr : buffers.input + r.offset;
+    return input == nullptr ? nullptr : input + r.offset;
   }
 
   std::byte* write_ptr(const Region& r) {
-    return offset_from(r.buffer == Buffer::output ? buffers.output : scratch.data(), r.offset);
+    return offset_from(r.buffer == Buffer::output ? output : scratch_data, r.offset);
   }
 
   // The relabelling this rank applies to `schedule`: throws when the
@@ -373,15 +446,13 @@ struct Execution::State {
     }
     shift = wanted_shift;
     const Symmetry& sym = schedule->symmetry;
-    layout_offsets = sym.offsets.data();
-    layout_lengths = sym.lengths.data();
-    layout_blocks = sym.offsets.size();
+    symmetry = &sym;
+    scratch_data = scratch.data();
     steps = schedule->steps.data();
     max_sends = schedule->max_sends;
     max_recvs = schedule->max_recvs;
     unlimited = max_sends == kUnlimited && max_recvs == kUnlimited;
-    dependents_begin = graph->dependents_begin.data();
-    dependents = graph->dependents.data();
+    graph_view = graph.get();
     cells.reset(*graph);
   }
 
@@ -393,33 +464,33 @@ struct Execution::State {
   // Queues a step whose cell says ready.
   void queue_ready(StepId id) {
     if (unlimited) {
-      ready_local.push(id);
+      ready_local.push(id, spill_local);
       return;
     }
     switch (steps[id].kind) {
       case Kind::send:
-        ready_sends.push(id);
+        ready_sends.push(id, spill_sends);
         break;
       case Kind::recv:
-        ready_recvs.push(id);
+        ready_recvs.push(id, spill_recvs);
         break;
       default:
-        ready_local.push(id);
+        ready_local.push(id, spill_local);
         break;
     }
   }
 
   void complete(StepId id) {
     cells.finish(id);
-    ++completed;
-    for (uint32_t i = dependents_begin[id], end = dependents_begin[id + 1]; i < end; ++i) {
-      const StepId next = dependents[i];
-      if (cells.satisfy_one(next)) queue_ready(next);
-    }
+    --remaining;
+    const StepId* dependents = graph_view->dependents.data();
+    const uint32_t* begin = graph_view->dependents_begin.data();
+    cells.satisfy_each(dependents + begin[id], dependents + begin[id + 1],
+                       [this](StepId next) { queue_ready(next); });
   }
 
   void fail(Errc code, StepId id, const std::string& cause) {
-    if (!error) error.emplace(code, fmt::format("{}: {}", where(id), cause));
+    if (!failed) set_error(Error(code, fmt::format("{}: {}", where(id), cause)));
   }
 
   // Out of line (the completion path is flattened around them): a message
@@ -454,14 +525,17 @@ struct Execution::State {
 
   void message_done(StepId id, const Status& status) {
     const Step& raw = steps[id];
-    if (raw.kind == Kind::send)
-      --sends_in_flight;
-    else
-      --recvs_in_flight;
+    --in_flight_count;
+    if (!unlimited) {
+      if (raw.kind == Kind::send)
+        --sends_in_flight;
+      else
+        --recvs_in_flight;
+    }
     // Reported, so no longer in flight: complete() below makes it done;
     // every other way out marks it ended (abort() cancels only what is in
     // flight).
-    if (error) {
+    if (failed) {
       cells.set(id, StepCells::kEnded);
       return;
     }
@@ -470,7 +544,7 @@ struct Execution::State {
       return;
     }
     if (raw.kind == Kind::recv) {
-      const size_t expected = region_of(raw.dst).length;
+      const size_t expected = length_of(raw.dst);
       if (status.length != expected) {
         wrong_length(id, status.length, expected);
         return;
@@ -485,7 +559,7 @@ struct Execution::State {
     auto& state = *static_cast<State*>(ContextRegistry::owner(ContextRegistry::index_of(context)));
     state.message_done(ContextRegistry::step_of(context), status);
     if (state.orphaned) {
-      if (state.sends_in_flight + state.recvs_in_flight == 0) delete &state;
+      if (state.in_flight_count == 0) delete &state;
       return;
     }
     if (state.pumping) return;  // the outer pump and its caller go on
@@ -493,10 +567,10 @@ struct Execution::State {
     state.maybe_notify_done();
   }
 
-  bool finished() const { return started && (error || completed == step_total); }
+  bool finished() const { return started && (failed || remaining == 0); }
   // Last thing its caller does: the callback may destroy the execution.
   void maybe_notify_done() {
-    if (done_fn == nullptr || !finished()) return;
+    if (!finished() || done_fn == nullptr) return;
     const Execution::DoneFn fn = done_fn;
     done_fn = nullptr;
     fn(done_context);
@@ -524,20 +598,23 @@ struct Execution::State {
     const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
     const bool send = raw.kind == Kind::send;
-    uint32_t& in_flight = send ? sends_in_flight : recvs_in_flight;
-    ++in_flight;
+    ++in_flight_count;
+    if (!unlimited) ++(send ? sends_in_flight : recvs_in_flight);
     try {
+      // A transport without payload is handed no buffer (it reads and
+      // writes none; the buffers may be null).
       if (send) {
-        const Region src = region_of(raw.src);
-        transport->send(peer_of(raw), tag, read_ptr(src), src.length, &State::on_message, context);
+        transport->send(peer_of(raw), tag, payload ? read_ptr(region_of(raw.src)) : nullptr,
+                        length_of(raw.src), &State::on_message, context);
       } else {
-        const Region dst = region_of(raw.dst);
-        transport->recv(peer_of(raw), tag, write_ptr(dst), dst.length, &State::on_message, context);
+        transport->recv(peer_of(raw), tag, payload ? write_ptr(region_of(raw.dst)) : nullptr,
+                        length_of(raw.dst), &State::on_message, context);
       }
     } catch (...) {
       // A post that throws left nothing with the transport: it is not in
       // flight, and abort() must not wait for it to be cancelled.
-      --in_flight;
+      --in_flight_count;
+      if (!unlimited) --(send ? sends_in_flight : recvs_in_flight);
       cells.set(id, StepCells::kEnded);
       throw;
     }
@@ -547,7 +624,7 @@ struct Execution::State {
   // limits, until nothing more can start.
   void pump_steps() {
     if (unlimited) {
-      while (!error && !ready_local.empty()) {
+      while (!failed && !ready_local.empty()) {
         const StepId id = ready_local.top();
         ready_local.pop();
         const Kind kind = steps[id].kind;
@@ -558,7 +635,7 @@ struct Execution::State {
       }
       return;
     }
-    while (!error) {
+    while (!failed) {
       StepId best = kNoStep;
       ReadySteps* from = nullptr;
       if (!ready_local.empty()) {
@@ -582,7 +659,7 @@ struct Execution::State {
     }
   }
 
-  size_t in_flight() const { return sends_in_flight + recvs_in_flight; }
+  size_t in_flight() const { return in_flight_count; }
 
   // Execution::abort's cancellation: each message in flight once with
   // `mode` (fail_peer for a departed peer in any case).
@@ -616,13 +693,13 @@ struct Execution::State {
     try {
       pump_steps();
     } catch (const Error& e) {
-      if (!error)
-        error.emplace(e.code(), fmt::format("rank {} {}: {}", transport->rank(),
-                                            schedule->algorithm, e.what()));
+      if (!failed)
+        set_error(Error(e.code(), fmt::format("rank {} {}: {}", transport->rank(),
+                                              schedule->algorithm, e.what())));
     } catch (const std::exception& e) {
-      if (!error)
-        error.emplace(Errc::internal, fmt::format("rank {} {}: {}", transport->rank(),
-                                                  schedule->algorithm, e.what()));
+      if (!failed)
+        set_error(Error(Errc::internal, fmt::format("rank {} {}: {}", transport->rank(),
+                                                    schedule->algorithm, e.what())));
     }
     pumping = false;
   }
@@ -679,7 +756,7 @@ Execution::~Execution() {
 
 size_t Execution::abort(const Error& cause, FunctionRef<bool(int)> departed) {
   State& s = *state_;
-  if (!s.error) s.error.emplace(cause);
+  if (!s.failed) s.set_error(cause);
   return s.abort(departed);
 }
 
@@ -728,7 +805,7 @@ std::string Execution::describe_pending() const {
   const State& s = *state_;
   const size_t total = s.step_count();
   std::string out = fmt::format("rank {} {}: {} of {} steps done", s.transport->rank(),
-                                s.schedule->algorithm, s.completed, total);
+                                s.schedule->algorithm, total - s.remaining, total);
   if (!s.started) return out + " (not started)";
   constexpr int kListed = 8;
   int listed = 0;

@@ -21,9 +21,9 @@ StepCells::~StepCells() {
 }
 
 void StepCells::free_all() {
-  for (uint8_t*& c : chunks_) {
-    delete[] c;
-    c = nullptr;
+  for (Chunk& c : chunks_) {
+    delete[] c.cells;
+    c.cells = nullptr;
   }
   for (uint8_t* c : spares_)
     delete[] c;
@@ -42,9 +42,9 @@ void StepCells::reset(const StepGraph& graph) {
   chunk_cells_ = chunk_cells_for(n);
   shift_ = static_cast<uint32_t>(std::countr_zero(chunk_cells_));
   mask_ = static_cast<uint32_t>(chunk_cells_ - 1);
-  for (uint8_t*& c : chunks_) {
-    if (c != nullptr) spares_.push_back(c);
-    c = nullptr;
+  for (Chunk& c : chunks_) {
+    if (c.cells != nullptr) spares_.push_back(c.cells);
+    c.cells = nullptr;
   }
   in_use_ = 0;
   if (spare_cells_ < chunk_cells_) {  // spares too small for this graph
@@ -54,10 +54,12 @@ void StepCells::reset(const StepGraph& graph) {
     spare_cells_ = chunk_cells_;
   }
   const size_t count = (n + chunk_cells_ - 1) / chunk_cells_;
-  chunks_.assign(count, nullptr);
-  left_.resize(count);
+  chunks_.assign(count, Chunk{});
+  table_ = chunks_.data();
+  current_ = kNoChunk;
+  current_cells_ = nullptr;
   for (size_t c = 0; c < count; ++c)
-    left_[c] = static_cast<uint32_t>(steps_in(c));
+    table_[c].left = static_cast<uint32_t>(steps_in(c));
   big_.clear();
 }
 
@@ -77,7 +79,7 @@ uint8_t* StepCells::open(size_t chunk) {
   for (auto it = std::lower_bound(over.begin(), over.end(), static_cast<StepId>(first));
        it != over.end() && *it < first + steps; ++it)
     big_.emplace_back(*it, graph_->initial[*it]);
-  chunks_[chunk] = cells;
+  table_[chunk].cells = cells;
   ++in_use_;
   return cells;
 }
@@ -92,15 +94,28 @@ bool StepCells::satisfy_big(StepId id, uint8_t& c) {
   return false;
 }
 
-void StepCells::release(size_t chunk) {
-  spares_.push_back(chunks_[chunk]);
-  chunks_[chunk] = nullptr;
+void StepCells::make_current(uint32_t chunk) {
+  if (current_ != kNoChunk) table_[current_].left = current_left_;
+  uint8_t* cells = table_[chunk].cells;
+  if (cells == nullptr) cells = open(chunk);
+  current_ = chunk;
+  current_cells_ = cells;
+  current_left_ = table_[chunk].left;
+}
+
+void StepCells::release_current() {
+  spares_.push_back(current_cells_);
+  table_[current_].cells = nullptr;
+  table_[current_].left = 0;
+  current_ = kNoChunk;
+  current_cells_ = nullptr;
   --in_use_;
 }
 
 uint8_t StepCells::peek(StepId id) const {
-  const uint8_t* chunk = chunks_[id >> shift_];
-  if (chunk != nullptr) return chunk[id & mask_];
+  if ((id >> shift_) == current_) return current_cells_[id & mask_];
+  const uint8_t* cells = table_[id >> shift_].cells;
+  if (cells != nullptr) return cells[id & mask_];
   if (released(id >> shift_)) return kDone;
   const uint32_t count = graph_->initial[id];
   return count <= kMaxCount ? static_cast<uint8_t>(count) : kBig;

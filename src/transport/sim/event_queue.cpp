@@ -7,12 +7,29 @@ namespace grove::sim {
 void EventQueue::Lane::grow() {
   // Unrolls the ring so the oldest event is first.
   const uint32_t bigger = capacity == 0 ? 16 : capacity * 2;
-  auto fresh = std::make_unique<Event[]>(bigger);
+  auto fresh = std::make_unique<LaneEvent[]>(bigger);
   for (uint32_t i = 0; i < count; ++i)
-    fresh[i] = ring[(head + i) & (capacity - 1)];
+    fresh[i] = ring[(head + i) & mask];
   ring = std::move(fresh);
   capacity = bigger;
+  mask = bigger - 1;
   head = 0;
+  tail = count;
+}
+
+size_t EventQueue::size() const {
+  size_t n = heap_.size();
+  for (const Lane& lane : lanes_)
+    n += lane.count;
+  return n;
+}
+
+Event EventQueue::top() const {
+  const uint32_t source = fronts_[0].source;
+  if (source == kHeap) return heap_.front();
+  const Lane& lane = lanes_[source];
+  const LaneEvent& e = lane.ring[lane.head];
+  return Event{e.time, e.seq, e.id, static_cast<uint8_t>(source)};
 }
 
 // A 4-ary min-heap: half the levels of a binary one.
@@ -27,30 +44,31 @@ void EventQueue::heap_push(const Event& e) {
     i = parent;
   }
   heap_[i] = e;
+  const Front key{e.time, e.seq, kHeap};
   if (was_empty) {
-    enter(kHeap);
+    enter(key);
     return;
   }
   if (i != 0) return;
   // A new earliest event in the heap: move the heap up to its place.
   int at = 0;
-  while (order_[at] != kHeap)
+  while (fronts_[at].source != kHeap)
     ++at;
-  while (at > 0 && earlier(e, front(order_[at - 1]))) {
-    order_[at] = order_[at - 1];
+  while (at > 0 && earlier(key, fronts_[at - 1])) {
+    fronts_[at] = fronts_[at - 1];
     --at;
   }
-  order_[at] = kHeap;
+  fronts_[at] = key;
 }
 
-Event EventQueue::heap_pop() {
+Taken EventQueue::heap_pop() {
   const Event top = heap_.front();
   const Event last = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();
   if (n == 0) {
     leave_first();
-    return top;
+    return Taken{top.time, top.id, top.kind};
   }
   size_t i = 0;
   for (;;) {
@@ -65,8 +83,8 @@ Event EventQueue::heap_pop() {
     i = best;
   }
   heap_[i] = last;
-  sink_first();
-  return top;
+  sink_first(Front{heap_.front().time, heap_.front().seq, kHeap});
+  return Taken{top.time, top.id, top.kind};
 }
 
 }  // namespace grove::sim

@@ -8,11 +8,13 @@
 // always `latency` after its departure, which happens in time order), so
 // each kind has a lane: a FIFO that takes an event no earlier than its
 // last one. Only events that would break a lane's order go to a 4-ary heap.
-// The lanes holding events and the heap (the sources) are kept ordered by
-// their earliest event, so taking the earliest reads the first source and
-// compares its next event with the second's: events of one kind come in
-// runs (ranks in step post at equal times), and the source mostly stays
-// first. Push and pop are inline: the engine does four of each per message.
+// The lanes holding events and the heap (the sources) are kept in an
+// array ordered by their earliest event, each entry holding that event's
+// (time, seq), so taking the earliest reads the first entry and compares
+// its source's next event with the second entry, without visiting the
+// second source: events of one kind come in runs (ranks in step post at
+// equal times), and the source mostly stays first. Push and pop are
+// inline: the engine does four of each per message.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,12 +44,12 @@ class EventQueue {
   static constexpr int kLanes = 8;  // one per event kind (kind < kLanes)
 
   bool empty() const { return sources_ == 0; }
-  size_t size() const { return size_; }
+  size_t size() const;
   // The earliest pending event; the queue must not be empty.
-  const Event& top() const { return front(order_[0]); }
+  Event top() const;
+  Time top_time() const { return fronts_[0].time; }
   void push(const Event& e) { push(e.time, e.seq, e.id, e.kind); }
   void push(Time time, uint64_t seq, uint32_t id, uint8_t kind) {
-    ++size_;
     Lane& lane = lanes_[kind];
     const bool was_empty = lane.count == 0;
     // seq grows with every push, so not earlier in time means not earlier.
@@ -55,92 +57,108 @@ class EventQueue {
       heap_push(Event{time, seq, id, kind});
       return;
     }
-    if (lane.count == lane.capacity) lane.grow();
-    Event& slot = lane.ring[(lane.head + lane.count) & (lane.capacity - 1)];
+    if (lane.count == lane.capacity) [[unlikely]]
+      lane.grow();
+    LaneEvent& slot = lane.ring[lane.tail];
     slot.time = time;
     slot.seq = seq;
     slot.id = id;
-    slot.kind = kind;
+    lane.tail = (lane.tail + 1) & lane.mask;
     ++lane.count;
     lane.last_time = time;
-    if (was_empty) enter(kind);
+    if (was_empty) enter(Front{time, seq, kind});
   }
   // The earliest pending event, taken out; the queue must not be empty.
   Taken pop() {
-    --size_;
-    const int source = order_[0];
-    if (source == kHeap) {
-      const Event e = heap_pop();
-      return Taken{e.time, e.id, e.kind};
-    }
+    Front& first = fronts_[0];
+    const uint32_t source = first.source;
+    if (source == kHeap) return heap_pop();
     Lane& lane = lanes_[source];
-    const Event& e = lane.ring[lane.head];
-    const Taken taken{e.time, e.id, e.kind};
-    lane.head = (lane.head + 1) & (lane.capacity - 1);
-    if (--lane.count == 0)
+    const LaneEvent* ring = lane.ring.get();
+    const uint32_t head = lane.head;
+    const Taken taken{first.time, ring[head].id, static_cast<uint8_t>(source)};
+    const uint32_t next = (head + 1) & lane.mask;
+    lane.head = next;
+    if (--lane.count == 0) {
       leave_first();
-    else
-      sink_first();
+      return taken;
+    }
+    const LaneEvent& e = ring[next];
+    if (sources_ > 1 &&
+        (fronts_[1].time < e.time || (fronts_[1].time == e.time && fronts_[1].seq < e.seq))) {
+      sink_first(Front{e.time, e.seq, source});
+    } else {  // the source stays first (the common case: runs of one kind)
+      first.time = e.time;
+      first.seq = e.seq;
+    }
     return taken;
   }
 
  private:
-  static constexpr int kHeap = kLanes;  // the heap's source number
+  static constexpr uint32_t kHeap = kLanes;  // the heap's source number
 
+  // A lane's event: its kind is the lane's.
+  struct LaneEvent {
+    Time time;
+    uint64_t seq;
+    uint32_t id;
+  };
   struct Lane {
-    std::unique_ptr<Event[]> ring;  // `capacity` long, a power of two (or 0)
+    std::unique_ptr<LaneEvent[]> ring;  // `capacity` long, a power of two (or 0)
     uint32_t capacity = 0;
-    uint32_t head = 0;
+    uint32_t mask = 0;  // capacity - 1
+    uint32_t head = 0;  // the oldest event
+    uint32_t tail = 0;  // where the next one goes
     uint32_t count = 0;
     Time last_time = 0;  // of the newest event, when count > 0
     void grow();
   };
+  // A source holding events and its earliest event's (time, seq).
+  struct Front {
+    Time time;
+    uint64_t seq;
+    uint32_t source;
+  };
 
+  static bool earlier(const Front& a, const Front& b) {
+    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  }
   static bool earlier(const Event& a, const Event& b) {
     return a.time < b.time || (a.time == b.time && a.seq < b.seq);
   }
-  // The earliest event of a source holding events.
-  const Event& front(int source) const {
-    if (source == kHeap) return heap_.front();
-    const Lane& lane = lanes_[source];
-    return lane.ring[lane.head];
-  }
-  // The first source's earliest event got later: move it down to its place.
-  void sink_first() {
+  // The first source's earliest event is now `key` (later than before):
+  // move the source down to its place.
+  void sink_first(const Front& key) {
     int i = 0;
-    const uint8_t moving = order_[0];
-    const Event& key = front(moving);
-    while (i + 1 < sources_ && earlier(front(order_[i + 1]), key)) {
-      order_[i] = order_[i + 1];
+    while (i + 1 < sources_ && earlier(fronts_[i + 1], key)) {
+      fronts_[i] = fronts_[i + 1];
       ++i;
     }
-    order_[i] = moving;
+    fronts_[i] = key;
   }
   // The first source is empty: drop it.
   void leave_first() {
     --sources_;
     for (int i = 0; i < sources_; ++i)
-      order_[i] = order_[i + 1];
+      fronts_[i] = fronts_[i + 1];
   }
   // A source that was empty holds events: put it in its place.
-  void enter(int source) {
-    const Event& key = front(source);
+  void enter(const Front& key) {
     int i = sources_++;
-    while (i > 0 && earlier(key, front(order_[i - 1]))) {
-      order_[i] = order_[i - 1];
+    while (i > 0 && earlier(key, fronts_[i - 1])) {
+      fronts_[i] = fronts_[i - 1];
       --i;
     }
-    order_[i] = static_cast<uint8_t>(source);
+    fronts_[i] = key;
   }
   void heap_push(const Event& e);
-  Event heap_pop();
+  Taken heap_pop();
 
-  Lane lanes_[kLanes];
   // The sources holding events (lane numbers, kHeap), earliest event first.
-  uint8_t order_[kLanes + 1] = {};
+  Front fronts_[kLanes + 1] = {};
   int sources_ = 0;
+  Lane lanes_[kLanes];
   std::vector<Event> heap_;
-  size_t size_ = 0;
 };
 
 }  // namespace grove::sim

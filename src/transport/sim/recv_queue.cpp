@@ -5,12 +5,12 @@
 namespace grove::sim {
 namespace {
 
-// Flag bits: which fields differ from the previous receive. kNextChannel:
-// the tag is the previous one's on the next channel (a ring's receives), so
-// it needs no integer. RecvQueue::kRepeatByte (64) alone: the receive
-// differs from the previous one as that one differed from its own
-// predecessor (RecvQueue::Step).
+// An entry's flag byte: which fields differ from the previous receive.
+// kNextChannel: the tag is the previous one's on the next channel (a
+// ring's receives), so it needs no integer. kRun alone: a run of repeats,
+// its count follows.
 constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
+constexpr uint8_t kRun = 64;
 
 // Differences as zigzag integers: small either way round, small encoding.
 uint64_t zigzag(uint64_t difference) {
@@ -25,9 +25,7 @@ Tag next_channel(Tag t) {
   return tag::with_channel(t, tag::channel(t) + 1);
 }
 
-}  // namespace
-
-uint64_t RecvQueue::get(const std::vector<uint8_t>& in, size_t& at) {
+uint64_t get(const std::vector<uint8_t>& in, uint32_t& at) {
   uint64_t v = 0;
   for (int shift = 0;; shift += 7) {
     const uint8_t byte = in[at++];
@@ -35,6 +33,16 @@ uint64_t RecvQueue::get(const std::vector<uint8_t>& in, size_t& at) {
     if (byte < 0x80) return v;
   }
 }
+
+void put(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+}  // namespace
 
 RecvQueue::Step RecvQueue::step_between(const PostedRecv& from, const PostedRecv& to) {
   Step step;
@@ -46,89 +54,115 @@ RecvQueue::Step RecvQueue::step_between(const PostedRecv& from, const PostedRecv
   return step;
 }
 
+PostedRecv RecvQueue::repeat(const PostedRecv& before, const PostedRecv& last) {
+  PostedRecv r = last;
+  r.context = reinterpret_cast<void*>(
+      static_cast<uintptr_t>(2 * bits(last.context) - bits(before.context)));
+  r.data =
+      reinterpret_cast<std::byte*>(static_cast<uintptr_t>(2 * bits(last.data) - bits(before.data)));
+  // A repeat's step moves the tag by the same channel or the next one.
+  if (last.tag != before.tag) r.tag = next_channel(last.tag);
+  return r;
+}
+
 void RecvQueue::push_packed(const PostedRecv& r) {
-  const Cursor& back = count_ == 1 ? front_ : back_;
-  const PostedRecv& b = back.last;
-  const Step step = step_between(b, r);
-  ++count_;
-  if (back.has_step && step == back.step && step.tag != kTagOther && r.capacity == b.capacity &&
-      r.done == b.done) {
-    packed_.push_back(kRepeatByte);
-    back_.last = r;  // back is back_: front_ has no step
-    return;
-  }
-  uint8_t flags = 0;
-  if (step.context != 0) flags |= kContext;
-  if (step.data != 0) flags |= kData;
-  if (r.capacity != b.capacity) flags |= kCapacity;
-  if (r.done != b.done) flags |= kDone;
-  if (step.tag == kTagNext) flags |= kNextChannel;
-  if (step.tag == kTagOther) flags |= kTag;
-  std::vector<uint8_t>& out = packed_;
-  out.push_back(flags);
-  auto put = [&](uint64_t v) {
-    while (v >= 0x80) {
-      out.push_back(static_cast<uint8_t>(v | 0x80));
-      v >>= 7;
+  const PostedRecv& last = newest();
+  const Step step = count_ == 2 ? step_between(front_, second_) : back_step_;
+  const Step next = step_between(last, r);
+  if (next == step && step.tag != kTagOther && r.capacity == last.capacity && r.done == last.done) {
+    if (no_entries())
+      ++lead_;
+    else
+      ++tail_;
+  } else {
+    if (tail_ > 0) {
+      packed_.push_back(kRun);
+      put(packed_, tail_);
+      tail_ = 0;
     }
-    out.push_back(static_cast<uint8_t>(v));
-  };
-  if (flags & kContext) put(zigzag(step.context));
-  if (flags & kData) put(zigzag(step.data));
-  if (flags & kCapacity) put(zigzag(uint64_t{r.capacity} - uint64_t{b.capacity}));
-  if (flags & kDone) {
-    uint8_t done[sizeof(CompletionFn)];
-    std::memcpy(done, &r.done, sizeof(CompletionFn));
-    out.insert(out.end(), done, done + sizeof(CompletionFn));
+    uint8_t flags = 0;
+    if (next.context != 0) flags |= kContext;
+    if (next.data != 0) flags |= kData;
+    if (r.capacity != last.capacity) flags |= kCapacity;
+    if (r.done != last.done) flags |= kDone;
+    if (next.tag == kTagNext) flags |= kNextChannel;
+    if (next.tag == kTagOther) flags |= kTag;
+    packed_.push_back(flags);
+    if (flags & kContext) put(packed_, zigzag(next.context));
+    if (flags & kData) put(packed_, zigzag(next.data));
+    if (flags & kCapacity) put(packed_, zigzag(uint64_t{r.capacity} - uint64_t{last.capacity}));
+    if (flags & kDone) {
+      uint8_t done[sizeof(CompletionFn)];
+      std::memcpy(done, &r.done, sizeof(CompletionFn));
+      packed_.insert(packed_.end(), done, done + sizeof(CompletionFn));
+    }
+    if (flags & kTag) put(packed_, zigzag(r.tag - last.tag));
   }
-  if (flags & kTag) put(zigzag(r.tag - b.tag));
-  back_ = Cursor{r, step, true};
+  back_ = r;  // `last` may be back_: read above
+  back_step_ = next;
 }
 
-void RecvQueue::read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor) {
-  PostedRecv& r = cursor.last;
-  const uint8_t flags = in[at++];
-  if (flags == kRepeatByte) {
-    const Step& step = cursor.step;
-    r.context = reinterpret_cast<void*>(static_cast<uintptr_t>(bits(r.context) + step.context));
-    r.data = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(bits(r.data) + step.data));
-    if (step.tag == kTagNext) r.tag = next_channel(r.tag);
-    return;
+PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, Reader& at, const PostedRecv& before,
+                           const PostedRecv& last) {
+  PostedRecv r;
+  if (at.lead > 0) {
+    --at.lead;
+    r = repeat(before, last);
+  } else {
+    const uint8_t flags = in[at.head++];
+    if (flags == kRun) {
+      at.lead = static_cast<uint32_t>(get(in, at.head) - 1);
+      r = repeat(before, last);
+    } else {
+      r = last;
+      if (flags & kContext)
+        r.context = reinterpret_cast<void*>(
+            static_cast<uintptr_t>(bits(last.context) + unzigzag(get(in, at.head))));
+      if (flags & kData)
+        r.data = reinterpret_cast<std::byte*>(
+            static_cast<uintptr_t>(bits(last.data) + unzigzag(get(in, at.head))));
+      if (flags & kCapacity)
+        r.capacity = static_cast<size_t>(last.capacity + unzigzag(get(in, at.head)));
+      if (flags & kDone) {
+        std::memcpy(&r.done, in.data() + at.head, sizeof(CompletionFn));
+        at.head += sizeof(CompletionFn);
+      }
+      if (flags & kNextChannel) r.tag = next_channel(last.tag);
+      if (flags & kTag) r.tag = last.tag + unzigzag(get(in, at.head));
+    }
   }
-  const PostedRecv previous = r;
-  if (flags & kContext)
-    r.context = reinterpret_cast<void*>(
-        static_cast<uintptr_t>(bits(previous.context) + unzigzag(get(in, at))));
-  if (flags & kData)
-    r.data = reinterpret_cast<std::byte*>(
-        static_cast<uintptr_t>(bits(previous.data) + unzigzag(get(in, at))));
-  if (flags & kCapacity)
-    r.capacity = static_cast<size_t>(previous.capacity + unzigzag(get(in, at)));
-  if (flags & kDone) {
-    std::memcpy(&r.done, in.data() + at, sizeof(CompletionFn));
-    at += sizeof(CompletionFn);
+  if (at.head == in.size()) {  // no entry left: the tail's repeats come next
+    at.lead += at.tail;
+    at.tail = 0;
   }
-  if (flags & kNextChannel) r.tag = next_channel(previous.tag);
-  if (flags & kTag) r.tag = previous.tag + unzigzag(get(in, at));
-  cursor.step = step_between(previous, r);
-  cursor.has_step = true;
+  return r;
 }
 
-void RecvQueue::read_next() {
-  read(packed_, head_, front_);
-  if (head_ == packed_.size()) {
+PostedRecv RecvQueue::read_packed(const PostedRecv& before, const PostedRecv& last) {
+  Reader at{lead_, head_, tail_};
+  const PostedRecv r = read(packed_, at, before, last);
+  lead_ = at.lead;
+  head_ = at.head;
+  tail_ = at.tail;
+  if (no_entries()) {
     packed_.clear();
     head_ = 0;
-  } else if (head_ > 4096 && head_ * 2 > packed_.size()) {
+  } else if (head_ > 4096 && size_t{head_} * 2 > packed_.size()) {
     // Most of the storage is consumed: move the rest to the front.
-    packed_.erase(packed_.begin(), packed_.begin() + static_cast<std::ptrdiff_t>(head_));
+    packed_.erase(packed_.begin(), packed_.begin() + head_);
     head_ = 0;
   }
+  return r;
+}
+
+void RecvQueue::clear() {
+  count_ = lead_ = head_ = tail_ = 0;
+  packed_.clear();
 }
 
 bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
   if (count_ == 0) return false;
-  if (front_.last.tag == tag && front_.last.context == context) {
+  if (front_.tag == tag && front_.context == context) {
     out = pop();
     return true;
   }
@@ -143,9 +177,7 @@ bool RecvQueue::take_later(Tag tag, bool by_context, const void* context, Posted
   if (at == all.size()) return false;
   out = all[at];
   all.erase(all.begin() + static_cast<std::ptrdiff_t>(at));
-  packed_.clear();
-  head_ = 0;
-  count_ = 0;
+  clear();
   for (const PostedRecv& r : all)
     push(r);
   return true;
@@ -154,13 +186,13 @@ bool RecvQueue::take_later(Tag tag, bool by_context, const void* context, Posted
 std::vector<PostedRecv> RecvQueue::list() const {
   std::vector<PostedRecv> out;
   if (count_ == 0) return out;
-  out.push_back(front_.last);
-  Cursor cursor = front_;
-  size_t at = head_;
-  for (size_t i = 1; i < count_; ++i) {
-    read(packed_, at, cursor);
-    out.push_back(cursor.last);
-  }
+  out.reserve(count_);
+  out.push_back(front_);
+  if (count_ == 1) return out;
+  out.push_back(second_);
+  Reader at{lead_, head_, tail_};
+  for (uint32_t i = 2; i < count_; ++i)
+    out.push_back(read(packed_, at, out[i - 2], out[i - 1]));
   return out;
 }
 

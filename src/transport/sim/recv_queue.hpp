@@ -1,17 +1,25 @@
 #pragma once
 // The receives one rank posted for one sender and not yet matched, in
 // posting order, each with its tag (a stream holds every tag of its
-// sender: stream_table.hpp). The oldest is kept as is; the others are
-// packed, each as the difference from the one posted before it (a flag
-// byte, then a variable-length integer per field that changed; a tag on
-// the next channel of the previous one costs only its flag bit), or as one
-// byte saying it differs from its predecessor exactly as that one differed
-// from its own (a step along a run). A ring allgather posts its N-1
-// receives at once on every rank, N(N-1) in all (10^8 at 10,000 ranks);
-// successive receives of one sender differ by a constant context step, the
-// next channel and a block's length, so most cost one byte here, the others
-// 2 to 5, instead of a 64-byte record, and packing or unpacking one is a
-// few comparisons. A queue with one receive (most of them) packs nothing.
+// sender: stream_table.hpp). The two oldest are kept as they are; the
+// others are packed, each as what it adds to the one posted before it:
+//
+// - a repeat: it differs from its predecessor exactly as that one differed
+//   from its own (a constant context step, data step and tag step: the
+//   same tag or the next channel), with the same length and completion.
+//   Repeats cost nothing each: a run of them is a count.
+// - otherwise a difference: a flag byte, then a variable-length integer
+//   per field that changed (a tag on the next channel costs only its flag
+//   bit).
+//
+// A ring allgather posts its N-1 receives at once on every rank, N(N-1) in
+// all (10^8 at 10,000 ranks); successive receives of one sender differ by
+// a constant context step, the next channel and a block's length, so they
+// are runs of repeats broken where the block length changes: a few bytes
+// per queue instead of a 64-byte record per receive, and taking the oldest
+// reads only the queue itself. A ring reduce-scatter keeps one or two
+// receives posted per sender: they stay as they are, so posting and
+// matching one copies a record, no more.
 //
 // Matching takes the oldest receive of the message's tag. That is the
 // oldest of all (one comparison) whenever receives are matched in the
@@ -39,19 +47,20 @@ class RecvQueue {
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
   void push(const PostedRecv& r) {
-    if (count_ == 0) {  // the oldest is kept as is
-      front_.last = r;
-      front_.has_step = false;
-      count_ = 1;
-      return;
+    if (count_ == 0) {
+      front_ = r;
+    } else if (count_ == 1) {
+      second_ = r;
+    } else if (count_ > 2 && repeats_back(r)) {  // the common case, inline
+      if (no_entries())
+        ++lead_;
+      else
+        ++tail_;
+      back_ = r;  // the step stays
+    } else {
+      push_packed(r);
     }
-    if (count_ >= 2 && repeats(r)) {  // the common case, inline
-      packed_.push_back(kRepeatByte);
-      back_.last = r;
-      ++count_;
-      return;
-    }
-    push_packed(r);
+    ++count_;
   }
   // The oldest; the queue must not be empty.
   PostedRecv pop() {
@@ -63,7 +72,7 @@ class RecvQueue {
   // order; false when none has it.
   bool take(Tag tag, PostedRecv& out) {
     if (count_ == 0) return false;
-    if (front_.last.tag == tag) {
+    if (front_.tag == tag) {
       pop_into(out);
       return true;
     }
@@ -74,7 +83,7 @@ class RecvQueue {
   bool remove(Tag tag, const void* context, PostedRecv& out);
   // Every queued receive, oldest first, without removing any.
   std::vector<PostedRecv> list() const;
-  // Bytes the packed receives take (all but the oldest), for tests.
+  // Bytes the packed receives take (all but the two oldest), for tests.
   size_t packed_bytes() const { return packed_.size() - head_; }
 
  private:
@@ -86,50 +95,78 @@ class RecvQueue {
     bool operator==(const Step&) const = default;
   };
   static constexpr uint8_t kTagSame = 0, kTagNext = 1, kTagOther = 2;
-  static constexpr uint8_t kRepeatByte = 64;  // recv_queue.cpp's kRepeat
   static uint64_t bits(const void* p) {
     return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
   }
-  // Whether `r` steps from the newest (which a step led to) as it did.
-  bool repeats(const PostedRecv& r) const {
-    const PostedRecv& b = back_.last;
-    const Step& step = back_.step;
-    return back_.has_step && r.capacity == b.capacity && r.done == b.done &&
+  static Step step_between(const PostedRecv& from, const PostedRecv& to);
+  // Whether `r` repeats the step that led to the newest (count_ > 2).
+  bool repeats_back(const PostedRecv& r) const {
+    const PostedRecv& b = back_;
+    const Step& step = back_step_;
+    return r.capacity == b.capacity && r.done == b.done &&
            bits(r.context) - bits(b.context) == step.context &&
            bits(r.data) - bits(b.data) == step.data &&
            (step.tag == kTagSame ? r.tag == b.tag
                                  : step.tag == kTagNext &&
                                        r.tag == tag::with_channel(b.tag, tag::channel(b.tag) + 1));
   }
-  static Step step_between(const PostedRecv& from, const PostedRecv& to);
-  // Where unpacking is: the receive read last and the step that led to it.
-  struct Cursor {
-    PostedRecv last;
-    Step step;
-    bool has_step = false;  // false for the oldest, which no step led to
-  };
-  static uint64_t get(const std::vector<uint8_t>& in, size_t& at);
-  // Reads the receive after cursor.last from in[at] into cursor.last;
-  // advances both.
-  static void read(const std::vector<uint8_t>& in, size_t& at, Cursor& cursor);
-  void pop_into(PostedRecv& out) {
-    out = front_.last;
-    if (--count_ != 0) read_next();
-  }
+  // The receive after `last` that repeats the step from `before` to `last`.
+  static PostedRecv repeat(const PostedRecv& before, const PostedRecv& last);
+  // Appends `r` behind the two oldest.
   void push_packed(const PostedRecv& r);
-  // Unpacks the next receive into front_ (one was popped).
-  void read_next();
-  // The first receive after the oldest with `tag` (and `context` if
-  // `by_context`), taken out by repacking the others.
+  void pop_into(PostedRecv& out) {
+    out = front_;
+    if (count_ >= 2) {
+      if (count_ >= 3) {
+        front_ = second_;
+        second_ = next_after(out, front_);
+      } else {
+        front_ = second_;
+      }
+    }
+    --count_;
+  }
+  // The packed receives, oldest first: `lead` repeats, then the entries of
+  // packed_[head, end), then `tail` repeats. An entry is a run of repeats
+  // (kRun and a count) or a difference. With no entry left, all remaining
+  // repeats are `lead` (`tail` is 0).
+  struct Reader {
+    uint32_t lead, head, tail;
+  };
+  // The packed receive after `last` (whose predecessor is `before`), read
+  // at `at`, which moves past it.
+  static PostedRecv read(const std::vector<uint8_t>& packed, Reader& at, const PostedRecv& before,
+                         const PostedRecv& last);
+  // The receive after `last` (whose predecessor is `before`), taken from the
+  // packed ones; at least one must be packed.
+  PostedRecv next_after(const PostedRecv& before, const PostedRecv& last) {
+    if (lead_ > 0) {
+      --lead_;
+      return repeat(before, last);
+    }
+    return read_packed(before, last);
+  }
+  PostedRecv read_packed(const PostedRecv& before, const PostedRecv& last);
+  bool no_entries() const { return head_ == packed_.size(); }
+  // The two oldest, the newest and the step that led to it (both valid when
+  // count_ >= 3).
+  const PostedRecv& newest() const { return count_ == 2 ? second_ : back_; }
   bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
+  void clear();
 
-  // In the order matching reads them: the oldest, the count and the
-  // packed bytes share two cache lines; the newest is read when posting.
-  Cursor front_;  // the oldest (its `last`), when count_ > 0
-  size_t count_ = 0;
-  size_t head_ = 0;              // first unread byte of packed_
-  std::vector<uint8_t> packed_;  // the others, oldest first, each relative to the one before
-  Cursor back_;                  // the newest, when count_ > 1 (else front_): the next push's base
+  // In the order matching reads them (a stream puts two words before, so
+  // the oldest, the count and the run of repeats share a cache line; the
+  // second oldest and the packed bytes the next; the newest, read only
+  // when posting, the third).
+  PostedRecv front_;  // the oldest, when count_ > 0
+  uint32_t count_ = 0;
+  uint32_t lead_ = 0;  // repeats right after second_
+  uint32_t head_ = 0;  // first unread byte of packed_
+  uint32_t tail_ = 0;  // repeats after the last entry of packed_
+  PostedRecv second_;  // the second oldest, when count_ > 1
+  std::vector<uint8_t> packed_;
+  PostedRecv back_;  // the newest, when count_ > 2
+  Step back_step_;   // from the one before the newest to the newest, when count_ > 2
 };
 
 }  // namespace grove::sim

@@ -13,12 +13,10 @@ namespace grove::sim {
 
 uint32_t SimWorld::Impl::new_message() {
   if (!free_messages.empty()) {
+    // Its fields are all set by the caller and the stages (next, wire)
+    // before they are read.
     const uint32_t id = free_messages.back();
     free_messages.pop_back();
-    Message& m = messages[id];
-    m.next = kNone;
-    m.worker = kNone;
-    m.wire = 0;
     return id;
   }
   messages.emplace_back();
@@ -76,13 +74,24 @@ void SimWorld::Impl::post_send(int src, int dst, Tag tag, const void* data, size
   m.context = context;
   m.refs = 2;  // the sender's completion and the delivery
   m.am = false;
-  m.send_status = Status{true, Errc::internal, length};
+  m.send_failed = false;
   if (copy) {
     const auto* bytes = static_cast<const std::byte*>(data);
-    m.payload.assign(bytes, bytes + length);
+    payload_of(id).assign(bytes, bytes + length);
   }
   stats.messages_sent++;
   stats.bytes_sent += length;
+  RankState& rank = rank_state(src);
+  if (fast_send && rank.worker0 <= now) {
+    // dispatch_send's path when worker 0 is free, each send's software
+    // costs copy_ps and the NIC is ready when the software is done.
+    const Time done_at = now + copy_ps;
+    rank.worker0 = done_at;
+    const Time ready = std::max(done_at, rank.last_ready);
+    rank.last_ready = ready;
+    push(ready, EventKind::egress_ready, id);
+    return;
+  }
   dispatch_send(id);
 }
 
@@ -100,14 +109,14 @@ void SimWorld::Impl::post_am(int src, int dst, uint16_t id, std::span<const std:
   m.context = nullptr;
   m.refs = 2;
   m.am = true;
-  m.send_status = Status{true, Errc::internal, payload.size()};
-  m.payload.assign(payload.begin(), payload.end());  // AMs always carry bytes
+  m.send_failed = false;
+  payload_of(mid).assign(payload.begin(), payload.end());  // AMs always carry bytes
   stats.ams_sent++;
   dispatch_send(mid);
 }
 
 uint32_t SimWorld::Impl::stream_for(int dst, int src) {
-  RankState& rank = ranks[static_cast<size_t>(dst)];
+  RankState& rank = rank_state(dst);
   if (rank.cached_src == src) return rank.cached_stream;
   const uint32_t sid = streams.find_or_add(Key{dst, src});
   const uint32_t previous = rank.cached_stream;
@@ -201,8 +210,8 @@ std::optional<Transport::Probe> SimWorld::Impl::probe(int rank, int peer, Tag ta
     for (uint32_t mid = streams.at(sid).arrived_head; mid != kNone; mid = messages[mid].next) {
       const Message& m = messages[mid];
       if (((m.tag ^ tag) & mask) != 0) continue;
-      if (m.order < best_order) {
-        best_order = m.order;
+      if (orders[mid] < best_order) {
+        best_order = orders[mid];
         best = Transport::Probe{key.src, m.tag, m.length};
       }
       break;

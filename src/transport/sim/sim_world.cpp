@@ -18,6 +18,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   const bool plogp = config.model == CostModel::plogp;
   copy_ps = from_micros(config.copy_us);
   plain_copy = !plogp && config.jitter <= 0;
+  fast_send = plain_copy && config.overlap;
   recv_ps = from_micros(config.recv_us);
   latency_ps = from_micros(plogp ? config.plogp->latency_us() : config.alpha_us);
   shm_latency_ps = from_micros(config.shm_alpha_us);
@@ -28,8 +29,9 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   transports.reserve(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r)
     transports.emplace_back(w, r);
-  ranks.resize(static_cast<size_t>(n));
-  workers.assign(static_cast<size_t>(n) * static_cast<size_t>(threads), 0);
+  one_per_node = config.ranks_per_node == 1;
+  cold.resize(static_cast<size_t>(n));
+  workers.assign(static_cast<size_t>(n) * static_cast<size_t>(threads - 1), 0);
   egress_free.assign(static_cast<size_t>(nodes), 0);
   ingress_free.assign(static_cast<size_t>(nodes), 0);
 }
@@ -68,10 +70,19 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 
 [[gnu::flatten]] uint64_t SimWorld::Impl::run_some(uint64_t max_events, Time deadline) {
   uint64_t done = 0;
-  while (done < max_events && !stop_requested && !events.empty() &&
-         (deadline == kNever || events.top().time <= deadline)) {
-    step();
-    ++done;
+  // Without a deadline the loop tests nothing per event but the count,
+  // the stop flag and the queue.
+  if (deadline == kNever) {
+    while (done < max_events && !stop_requested && !events.empty()) {
+      step();
+      ++done;
+    }
+  } else {
+    while (done < max_events && !stop_requested && !events.empty() &&
+           events.top_time() <= deadline) {
+      step();
+      ++done;
+    }
   }
   stop_requested = false;
   return done;
@@ -108,28 +119,36 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 // messages in sending order.
 void SimWorld::Impl::dispatch_send(uint32_t id) {
   Message& m = messages[id];
-  RankState& rank = ranks[static_cast<size_t>(m.src)];
-  Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
-  int best = 0;
-  if (pool[0] > now)
-    for (int w = 1; w < threads; ++w)
-      if (pool[w] < pool[best]) best = w;
-  if (pool[best] == kNever) {  // every worker holds a message on the wire
+  RankState& rank = rank_state(m.src);
+  Time* best = &rank.worker0;
+  int best_index = 0;
+  if (*best > now) {
+    Time* others = workers.data() + static_cast<size_t>(m.src) * static_cast<size_t>(threads - 1);
+    for (int w = 1; w < threads; ++w) {
+      if (others[w - 1] < *best) {
+        best = &others[w - 1];
+        best_index = w;
+      }
+    }
+  }
+  if (*best == kNever) {  // every worker holds a message on the wire
+    RankCold& waiting = cold[static_cast<size_t>(m.src)];
     m.next = kNone;
-    if (rank.pending_tail == kNone)
-      rank.pending_head = id;
+    if (waiting.pending_tail == kNone)
+      waiting.pending_head = id;
     else
-      messages[rank.pending_tail].next = id;
-    rank.pending_tail = id;
+      messages[waiting.pending_tail].next = id;
+    waiting.pending_tail = id;
     return;
   }
-  const Time start = std::max(now, pool[best]);
+  const Time start = std::max(now, *best);
   const Time done = start + software_cost(m.length);
   if (config.overlap) {
-    pool[best] = done;
+    *best = done;
   } else {
-    pool[best] = kNever;
-    m.worker = static_cast<uint32_t>(best);
+    *best = kNever;
+    if (held.size() <= id) held.resize(messages.size(), kNone);
+    held[id] = static_cast<uint32_t>(best_index);
   }
   Time ready = config.model == CostModel::plogp ? start : done;
   ready = std::max(ready, rank.last_ready);
@@ -147,7 +166,7 @@ void SimWorld::Impl::on_egress_ready(uint32_t id) {
     return;
   }
   if (departed(m.dst)) {
-    m.send_status = Status{false, Errc::peer_failed, 0};
+    m.send_failed = true;
     stats.dropped++;
     m.refs = 1;  // no delivery
     push(now, EventKind::send_done, id);
@@ -156,7 +175,7 @@ void SimWorld::Impl::on_egress_ready(uint32_t id) {
   const int src_node = node_of(m.src);
   if (src_node == node_of(m.dst)) {
     // Intra-node: no NIC; in order per sender.
-    RankState& rank = ranks[static_cast<size_t>(m.src)];
+    RankState& rank = rank_state(m.src);
     const Time arrive = std::max(
         now + shm_latency_ps +
             static_cast<Time>(std::llround(static_cast<double>(m.length) * shm_ps_per_byte)),
@@ -184,7 +203,7 @@ void SimWorld::Impl::on_head_arrival(uint32_t id) {
 }
 
 Time SimWorld::Impl::receive_time(int rank, uint64_t bytes) {
-  Time& free = ranks[static_cast<size_t>(rank)].rx_free;
+  Time& free = rank_state(rank).rx_free;
   if (config.model == CostModel::plogp) {
     const Time at = std::max(now, free);
     free = at + from_micros(config.plogp->or_us(static_cast<double>(bytes)));
@@ -237,7 +256,8 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
       return;
     }
   }
-  m.order = next_order++;
+  if (orders.size() <= id) orders.resize(messages.size());
+  orders[id] = next_order++;
   m.next = kNone;
   if (sid == kNone) sid = stream_for(dst, m.src);
   Stream& stream = streams.at(sid);
@@ -257,7 +277,7 @@ void SimWorld::Impl::match(int dst, const PostedRecv& r, uint32_t mid, bool inli
     status = Status{false, Errc::truncated, r.capacity};
     copy = r.capacity;
   }
-  if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, m.payload.data(), copy);
+  if (config.data == DataMode::real && copy > 0) std::memcpy(r.data, payloads[mid].data(), copy);
   stats.messages_received++;
   stats.bytes_received += m.length;
   const int src = m.src;
@@ -298,34 +318,34 @@ void SimWorld::Impl::on_recv_complete(uint32_t rid) {
   // A copy: the handler may replace itself. The payload's storage stays put
   // while the pool grows (vectors move their buffers).
   const AmHandler handler = it->second;
-  const std::byte* data = messages[mid].payload.data();
-  const size_t length = messages[mid].payload.size();
+  const std::byte* data = payloads[mid].data();
+  const size_t length = payloads[mid].size();
   stats.ams_delivered++;
   handler(src, std::span<const std::byte>(data, length));
   notify(dst);
   release(mid);
 }
 
-void SimWorld::Impl::release_worker(Message& m) {
-  if (m.worker == kNone) return;
-  Time* pool = &workers[static_cast<size_t>(m.src) * static_cast<size_t>(threads)];
-  pool[m.worker] = now;
-  m.worker = kNone;
-  RankState& rank = ranks[static_cast<size_t>(m.src)];
-  if (rank.pending_head != kNone) {
-    const uint32_t next = rank.pending_head;
-    rank.pending_head = messages[next].next;
-    if (rank.pending_head == kNone) rank.pending_tail = kNone;
+void SimWorld::Impl::release_worker(uint32_t id) {
+  if (config.overlap || id >= held.size() || held[id] == kNone) return;
+  const Message& m = messages[id];
+  worker_time(m.src, static_cast<int>(held[id])) = now;
+  held[id] = kNone;
+  RankCold& waiting = cold[static_cast<size_t>(m.src)];
+  if (waiting.pending_head != kNone) {
+    const uint32_t next = waiting.pending_head;
+    waiting.pending_head = messages[next].next;
+    if (waiting.pending_head == kNone) waiting.pending_tail = kNone;
     dispatch_send(next);
   }
 }
 
 void SimWorld::Impl::on_send_done(uint32_t id) {
   Message& m = messages[id];
-  release_worker(m);
+  release_worker(id);
   const int src = m.src;
   if (!departed(src) && m.done) {
-    const Status status = m.send_status;
+    const Status status = m.send_status();
     CompletionFn done = m.done;
     void* context = m.context;
     release(id);  // before the callback, which may post (and grow the pool)
@@ -339,15 +359,18 @@ void SimWorld::Impl::on_send_done(uint32_t id) {
 void SimWorld::Impl::release(uint32_t id) {
   Message& m = messages[id];
   if (--m.refs > 0) return;
-  if (m.payload.capacity() > (1u << 20)) std::vector<std::byte>().swap(m.payload);
-  m.payload.clear();
+  if (!payloads.empty() && id < payloads.size()) {  // empty() first: no division
+    std::vector<std::byte>& payload = payloads[id];
+    if (payload.capacity() > (1u << 20)) std::vector<std::byte>().swap(payload);
+    payload.clear();
+  }
   m.done = nullptr;
-  m.worker = kNone;
+  if (!config.overlap && id < held.size()) held[id] = kNone;
   free_messages.push_back(id);
 }
 
 [[gnu::noinline]] void SimWorld::Impl::on_fail(int rank) {
-  RankState& state = ranks[static_cast<size_t>(rank)];
+  RankCold& state = cold[static_cast<size_t>(rank)];
   if (state.failed) return;
   state.failed = true;
   any_departed = true;
@@ -426,7 +449,7 @@ void SimWorld::run() {
 }
 bool SimWorld::run_until(const std::function<bool()>& pred, Time deadline) {
   while (!pred()) {
-    if (impl_->events.empty() || (deadline != kNever && impl_->events.top().time > deadline))
+    if (impl_->events.empty() || (deadline != kNever && impl_->events.top_time() > deadline))
       return pred();
     impl_->step();
   }
@@ -449,7 +472,7 @@ void SimWorld::fail(int rank, Time at) {
   impl_->push(std::max(at, impl_->now), Impl::EventKind::fail, static_cast<uint32_t>(rank));
 }
 bool SimWorld::failed(int rank) const {
-  return impl_->ranks.at(static_cast<size_t>(rank)).failed;
+  return impl_->cold.at(static_cast<size_t>(rank)).failed;
 }
 void SimWorld::set_trace(TraceSink* sink) {
   impl_->trace = sink;
@@ -465,8 +488,8 @@ const SimWorld::Stats& SimWorld::stats() const {
 size_t SimWorld::rank_footprint(const SimConfig& config) {
   const size_t per_node = 2 * sizeof(Time);  // egress and ingress
   // With the stream it keeps cached (RankState::cached_stream).
-  return sizeof(SimTransport) + sizeof(Impl::RankState) + stream_footprint() +
-         static_cast<size_t>(config.threads) * sizeof(Time) +
+  return sizeof(SimTransport) + sizeof(Impl::RankCold) + stream_footprint() +
+         static_cast<size_t>(config.threads - 1) * sizeof(Time) +
          (per_node + static_cast<size_t>(config.ranks_per_node) - 1) /
              static_cast<size_t>(config.ranks_per_node);
 }
@@ -474,7 +497,9 @@ size_t SimWorld::rank_footprint(const SimConfig& config) {
 size_t SimWorld::message_footprint(const SimConfig& config, uint64_t bytes) {
   // A message has at most two events queued at once (send_done and
   // head_arrival), and the free list keeps its slot's index.
-  const size_t copy = config.data == DataMode::real ? static_cast<size_t>(bytes) : 0;
+  const size_t copy = config.data == DataMode::real
+                          ? static_cast<size_t>(bytes) + sizeof(std::vector<std::byte>)
+                          : 0;
   return sizeof(Impl::Message) + 2 * sizeof(Event) + sizeof(uint32_t) + copy;
 }
 
@@ -485,8 +510,10 @@ size_t SimWorld::stream_footprint() {
 }
 
 size_t SimWorld::receive_footprint() {
-  // A flag byte and one or two short differences (recv_queue.hpp), with
-  // the queue's growth by doubling.
+  // At most: a receive that does not repeat its predecessor's step packs
+  // to a flag byte and one or two short differences (recv_queue.hpp), with
+  // the queue's growth by doubling. A repeat (most of a ring's) costs
+  // nothing: runs are counts.
   return 6;
 }
 

@@ -31,7 +31,24 @@ namespace grove::sim {
 
 class SimWorld;
 
-class SimTransport final : public Transport {
+// A rank's state in the simulator that every message reads (SimWorld's
+// internals). It lives in the rank's SimTransport, whose first words the
+// executor reads to post anyway, so the two share one cache line.
+struct SimRankState {
+  Time last_ready = 0;  // egress-ready time of this rank's previous send
+  Time shm_last = 0;    // delivery time of its previous intra-node send
+  Time rx_free = 0;     // its receive thread is busy until then
+  Time worker0 = 0;     // when its first worker thread is next free (the others: Impl::workers)
+  // The stream this rank received on last, kept in the table even while
+  // empty, so a rank receiving from one sender in a row (a ring) finds it
+  // here and makes or removes no stream per message. Invariant: a stream
+  // is in the table while it holds something or is its receiver's cached
+  // one.
+  int32_t cached_src = -1;
+  uint32_t cached_stream = UINT32_MAX;
+};
+
+class alignas(64) SimTransport final : public Transport {
  public:
   SimTransport(SimWorld* world, int rank) : world_(world), rank_(rank) {}
 
@@ -57,10 +74,15 @@ class SimTransport final : public Transport {
   void block(int extra_fd, std::chrono::microseconds max) override;
   double now() const override;
 
+  SimRankState& state() { return state_; }
+  const SimRankState& state() const { return state_; }
+
  private:
   SimWorld* world_;
   int rank_;
+  SimRankState state_;
 };
+static_assert(sizeof(SimTransport) == 64, "a rank's transport and state share one cache line");
 
 class SimWorld {
  public:

@@ -21,9 +21,12 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 static_assert(kNone == kNoStream);
 
 struct SimWorld::Impl {
-  // A message in flight. Pooled; `refs` counts the two things that still
-  // need it: the sender's completion and the delivery.
-  struct Message {
+  // A message in flight, one cache line. Pooled; `refs` counts the two
+  // things that still need it: the sender's completion and the delivery.
+  // Its bytes (real mode, active messages), its arrival number (while it
+  // waits unmatched) and the worker it holds (overlap == false) are kept
+  // apart, in `payloads`, `orders` and `held`: most runs need none.
+  struct alignas(64) Message {
     int32_t src = -1;
     int32_t dst = -1;
     Tag tag = 0;  // an AM's handler id
@@ -32,14 +35,17 @@ struct SimWorld::Impl {
     Time wire = 0;
     CompletionFn done = nullptr;
     void* context = nullptr;
-    std::vector<std::byte> payload;  // real mode and AMs only
-    uint32_t next = kNone;           // FIFO link (pending sends, unexpected queue)
-    uint32_t worker = kNone;         // the worker it holds while overlap == false
-    uint64_t order = 0;              // arrival number, for probe
+    uint32_t next = kNone;  // FIFO link (pending sends, unexpected queue)
     uint8_t refs = 0;
     bool am = false;
-    Status send_status;
+    bool send_failed = false;  // the send completes with Errc::peer_failed
+    // How the send completes.
+    Status send_status() const {
+      return send_failed ? Status{false, Errc::peer_failed, 0}
+                         : Status{true, Errc::internal, length};
+    }
   };
+  static_assert(sizeof(Message) == 64);
 
   // A matched receive waiting for its completion time (posted ones wait
   // packed, in their stream).
@@ -66,19 +72,12 @@ struct SimWorld::Impl {
     fail,           // a rank departs
   };
   static_assert(static_cast<int>(EventKind::fail) < EventQueue::kLanes);
-  struct RankState {
-    Time last_ready = 0;            // egress-ready time of this rank's previous send
-    Time shm_last = 0;              // delivery time of its previous intra-node send
-    Time rx_free = 0;               // its receive thread is busy until then
+  // The per-rank state every message reads is SimRankState, in the rank's
+  // transport; this is the rest.
+  using RankState = SimRankState;
+  struct RankCold {
     uint32_t pending_head = kNone;  // sends waiting for a worker (overlap == false)
     uint32_t pending_tail = kNone;
-    // The stream this rank received on last, kept in the table even while
-    // empty, so a rank receiving from one sender in a row (a ring) finds it
-    // here and makes or removes no stream per message. Invariant: a stream
-    // is in the table while it holds something or is its receiver's cached
-    // one.
-    int32_t cached_src = -1;
-    uint32_t cached_stream = kNone;
     bool failed = false;
   };
 
@@ -89,6 +88,7 @@ struct SimWorld::Impl {
     events.push(time, next_seq++, id, static_cast<uint8_t>(kind));
   }
   bool step();
+  void handle(const Taken& e);                            // an event taken from the queue
   uint64_t run_some(uint64_t max_events, Time deadline);  // SimWorld::run_some
   void dispatch_send(uint32_t id);
   void on_egress_ready(uint32_t id);
@@ -105,7 +105,7 @@ struct SimWorld::Impl {
   Time receive_time(int rank, uint64_t bytes);
   void on_send_done(uint32_t id);
   void on_fail(int rank);
-  void release_worker(Message& m);
+  void release_worker(uint32_t id);
   void release(uint32_t id);
   Time software_cost(uint64_t bytes) {
     // Without jitter Hockney's cost is a constant.
@@ -122,9 +122,19 @@ struct SimWorld::Impl {
   }
   Time compute_wire_time(uint64_t bytes) const;
   Time latency() const { return latency_ps; }
-  int node_of(int rank) const { return rank / config.ranks_per_node; }
+  int node_of(int rank) const { return one_per_node ? rank : rank / config.ranks_per_node; }
   // Whether `rank` departed (SimWorld::fail); one test while none has.
-  bool departed(int rank) const { return any_departed && ranks[static_cast<size_t>(rank)].failed; }
+  bool departed(int rank) const { return any_departed && cold[static_cast<size_t>(rank)].failed; }
+  RankState& rank_state(int rank) { return transports[static_cast<size_t>(rank)].state(); }
+  const RankState& rank_state(int rank) const {
+    return transports[static_cast<size_t>(rank)].state();
+  }
+  // When worker `w` of `rank` is next free.
+  Time& worker_time(int rank, int w) {
+    return w == 0 ? rank_state(rank).worker0
+                  : workers[static_cast<size_t>(rank) * static_cast<size_t>(threads - 1) +
+                            static_cast<size_t>(w - 1)];
+  }
   void notify(int rank) {
     if (observer) observer(observer_context, rank);
   }
@@ -132,15 +142,14 @@ struct SimWorld::Impl {
   // --- matching and the Transport calls (sim_transport.cpp)
   // The stream (dst, src), or kNone.
   uint32_t stream_of(int dst, int src) const {
-    const RankState& r = ranks[static_cast<size_t>(dst)];
+    const RankState& r = rank_state(dst);
     return r.cached_src == src ? r.cached_stream : streams.find(Key{dst, src});
   }
   // The stream (dst, src), made if there is none; it becomes dst's cached one.
   uint32_t stream_for(int dst, int src);
   // Removes stream `sid` of receiver `dst` when it holds nothing and is not cached.
   void drop_if_unused(uint32_t sid, int dst) {
-    if (ranks[static_cast<size_t>(dst)].cached_stream != sid && streams.at(sid).empty())
-      streams.remove(sid);
+    if (rank_state(dst).cached_stream != sid && streams.at(sid).empty()) streams.remove(sid);
   }
   // Unlinks the oldest arrived message of `tag` from `stream`: its id, or kNone.
   uint32_t take_arrived(Stream& stream, Tag tag);
@@ -178,6 +187,7 @@ struct SimWorld::Impl {
   uint64_t rng;
   Time copy_ps;
   bool plain_copy;  // Hockney without jitter: every send's software costs copy_ps
+  bool fast_send;   // plain_copy with overlap: a send with worker 0 free is ready at now + copy_ps
   uint64_t wire_memo_bytes = UINT64_MAX;
   Time wire_memo = 0;
   Time recv_ps;
@@ -186,15 +196,25 @@ struct SimWorld::Impl {
   double ps_per_byte;
   double shm_ps_per_byte;
 
-  EventQueue events;  // ordered by (time, seq): insertion order breaks ties
-  std::vector<SimTransport> transports;
-  std::vector<RankState> ranks;
-  std::vector<Time> workers;  // ranks x threads: when each worker is next free
+  EventQueue events;                     // ordered by (time, seq): insertion order breaks ties
+  bool one_per_node;                     // config.ranks_per_node == 1: a rank is its node
+  std::vector<SimTransport> transports;  // with each rank's RankState
+  std::vector<RankCold> cold;
+  std::vector<Time> workers;  // ranks x (threads - 1): when workers 1.. are next free
   std::vector<Time> egress_free;
   std::vector<Time> ingress_free;
 
   std::vector<Message> messages;
   std::vector<uint32_t> free_messages;
+  // Per message id, grown on first use: the bytes it carries (real mode,
+  // AMs) and its arrival number while it waits unmatched (for probe).
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<uint64_t> orders;
+  std::vector<uint32_t> held;  // the worker a message holds (overlap == false), or kNone
+  std::vector<std::byte>& payload_of(uint32_t id) {
+    if (payloads.size() <= id) payloads.resize(messages.size());
+    return payloads[id];
+  }
   std::vector<Receive> receives;
   std::vector<uint32_t> free_receives;
   StreamTable streams;  // posted receives and unmatched messages per (dst, src, tag)
