@@ -19,9 +19,11 @@ namespace {
 
 const params::BytesParam ring_direct_bytes{
     "ring_direct_bytes", 65536, 0, uint64_t{1} << 30,
-    "ring lanes whose capacity exceeds this: a message longer than this travels by descriptor "
-    "(the writer stages it in its own memory, the reader fetches it with one get); every rank "
-    "must use the same value (docs/rma.md, \"Large messages\")"};
+    "ring lanes whose capacity exceeds this and whose writer has no mapping of the reader's "
+    "memory (another host, rma_direct=false): a message longer than this travels by descriptor "
+    "(the writer stages it in its own memory, the reader fetches it with one get); mapped lanes "
+    "keep every message in their slots. Every rank must use the same value (docs/rma.md, "
+    "\"Large messages\")"};
 
 const params::BytesParam ring_chunk_bytes{
     "ring_chunk_bytes", 8192, 256, uint64_t{1} << 30,

@@ -5,16 +5,18 @@
 //
 // Writing message s on a lane (one writer per lane, so nothing is claimed
 // remotely): the slot image goes into slot (s - 1) mod depth of the
-// reader's inbox, seq last. Through a mapping (same host) the payload is
-// copied in with its CRC-32C computed on the way and seq is stored with
+// reader's inbox, seq last. Through a mapping (same host) the writer
+// checksums its buffer (CRC-32C) and copies it in, and seq is stored with
 // release ordering; a message above ring_chunk_bytes (safe mode) is copied
 // in chunks, each published in the lane's progress word, so the reader
-// copies chunk k while the writer writes chunk k+1. Without a mapping the
-// image is put through the transport, seq in a separate put after a fence.
-// On a direct lane (capacity above ring_direct_bytes) a longer message is
-// staged in the writer's own memory and the slot carries a descriptor; the
-// reader fetches the payload with one get and checks the staging block's
-// seq and the CRC (ring_fetch.cpp; docs/rma.md "Large messages").
+// copies chunk k while the writer writes chunk k+1, whatever its size.
+// Without a mapping the image is put through the transport, seq in a
+// separate put after a fence; on such a lane whose capacity exceeds
+// ring_direct_bytes (a direct lane) a longer message is staged in the
+// writer's own memory and the slot carries a descriptor; the reader fetches
+// the payload with one get and checks the staging block's seq and the CRC
+// (ring_fetch.cpp; docs/rma.md "Large messages"). Which lanes are mapped
+// every rank learns at creation, before anything is placed.
 //
 // Reading polls this rank's own memory only: slot (e - 1) mod depth for the
 // expected message e. seq == e: copy out, check guard (~seq), length and
