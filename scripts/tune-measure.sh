@@ -118,7 +118,7 @@ step "simulator with the probe's table, N = 4, 8, 16"
 # the segment the model chose.
 # The simulator runs the messages only: both sides read the table without
 # its host terms (call_us, shm_us, copy rows), which price the call around them.
-grep -Ev '^(call_us|shm_us|copy) ' "$out/plogp.txt" > "$out/plogp-messages.txt"
+grep -Ev '^(call_us|shm_us|copy|copy_in|copy_out|copy_cma) ' "$out/plogp.txt" > "$out/plogp-messages.txt"
 printf 'collective\tspec\tranks\tbytes\tpredicted_us\tsimulated_us\n' > "$out/sim.tsv"
 for n in 4 8 16; do
   for case in "bcast flat chain pipeline binary binomial knomial:4" "scatter flat binomial chain"; do

@@ -128,13 +128,21 @@ void add_host_terms(model::probe::ProbeResult& result, const tuning::HostMeasure
   result.call_us = std::max(0.0, host.schedule_gather_us - form_us);
   result.shm_us = std::max(0.0, host.shm_gather_us);
   result.copy = host.copy;
+  result.copy_in = host.cross.in;
+  result.copy_out = host.cross.out;
+  result.copy_cma = host.cross.cma;
+  std::string shm_note = "no shm terms: " + host.shm_missing;
+  if (host.shm_gather_us > 0) {
+    shm_note = fmt::format(
+        "1 B shm gather less its copies {:.4f} us; memcpy 1 B .. 4 MiB on rank 0; copies "
+        "between ranks 0 and {}: copy_in (rank 0 into a shared buffer), copy_out (the other out "
+        "of it), copy_cma (the other reads rank 0's buffer){}",
+        host.shm_gather_us, terms_peer,
+        host.cross.missing.empty() ? "" : " (" + host.cross.missing + ")");
+  }
   result.host_terms_note = fmt::format(
       "ranks 0-{} through grove's calls: 1 B flat gather {:.4f} us less its form {:.4f} us; {}",
-      terms_peer, host.schedule_gather_us, form_us,
-      host.shm_gather_us > 0
-          ? fmt::format("1 B shm gather less 3 copies {:.4f} us; memcpy 1 B .. 4 MiB on rank 0",
-                        host.shm_gather_us)
-          : "no shm terms: " + host.shm_missing);
+      terms_peer, host.schedule_gather_us, form_us, shm_note);
 }
 
 int run_probe_command(const ProbeArgs& args) {
@@ -177,7 +185,7 @@ int run_probe_command(const ProbeArgs& args) {
   tuning::HostMeasures host;
   if (in_terms_pair) {
     if (terminal)
-      fmt::print(stderr, "probe ranks 0-{}: host terms (call, shm, copy)\n", terms_peer);
+      fmt::print(stderr, "probe ranks 0-{}: host terms (call, shm, copies)\n", terms_peer);
     host = tuning::measure_host_terms(terms_comm);
   }
 

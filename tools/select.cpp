@@ -68,7 +68,8 @@ void print_algorithms(const Options& o) {
   for (const std::string& c : chosen_collectives(o)) {
     if (!o.markdown) fmt::print("{}\n", c);
     for (const coll::AlgorithmInfo& a : coll::algorithms_of(c)) {
-      const std::string cost = a.cost.cost ? a.cost.formula : "not modelled";
+      std::string cost = a.cost.cost ? a.cost.formula : "not modelled";
+      if (a.cost.copies) cost += "; with host terms + " + a.cost.copies_formula + " (copies)";
       if (o.markdown) {
         fmt::print("| {} | `{}` | {} | {} | {} |\n", c, a.name, arguments_of(a), a.doc, cost);
       } else {

@@ -16,8 +16,21 @@ ClosedForm closed_form(std::string formula, std::string published,
                        std::function<bool(const CostCase&)> exact_when, double tolerance,
                        bool two_sided,
                        std::function<double(const CostCase&, const PortModel&)> cost) {
-  return ClosedForm{std::move(formula), std::move(published), std::move(exact_when), tolerance,
-                    two_sided,          std::move(cost)};
+  ClosedForm form;
+  form.formula = std::move(formula);
+  form.published = std::move(published);
+  form.exact_when = std::move(exact_when);
+  form.tolerance = tolerance;
+  form.two_sided = two_sided;
+  form.cost = std::move(cost);
+  return form;
+}
+
+ClosedForm with_copies(ClosedForm form, std::string formula,
+                       std::function<double(const CostCase&, const PortModel&)> copies) {
+  form.copies_formula = std::move(formula);
+  form.copies = std::move(copies);
+  return form;
 }
 
 namespace cost {

@@ -35,7 +35,12 @@ struct PortModel {
   // (shm_us, copy) are priced only when `copy` is set.
   double call_us = 0;                        // grove's fixed cost of one call
   double shm_us = 0;                         // the shm engine's publish-and-observe cost
-  std::function<double(double bytes)> copy;  // one memcpy of `bytes`, us
+  std::function<double(double bytes)> copy;  // one memcpy of `bytes` within a process, us
+  // Copies between two ranks of a host, as the engine makes them: into a
+  // shared buffer the other rank copied out last, out of one it wrote last,
+  // and process_vm_readv of its buffer. Empty: priced as `copy` (a table
+  // from before the probe measured them).
+  std::function<double(double bytes)> copy_in, copy_out, copy_cma;
 };
 
 struct CostCase {
@@ -52,6 +57,13 @@ struct ClosedForm {
   bool two_sided = false;
   // Empty: the algorithm has no closed form (it is not modelled).
   std::function<double(const CostCase&, const PortModel&)> cost;
+  // The local copies (the schedule's copy steps) on its critical path,
+  // priced with PortModel::copy: a host term like call_us (docs/tuning.md),
+  // added by model::predict_us when the model has a copy curve. The form
+  // above leaves them out because the simulator does not time copies.
+  // Empty: none on the path.
+  std::function<double(const CostCase&, const PortModel&)> copies;
+  std::string copies_formula;  // human-readable, in c(n)
 };
 
 // Shorthand for a registry entry's form.
@@ -59,6 +71,9 @@ ClosedForm closed_form(std::string formula, std::string published,
                        std::function<bool(const CostCase&)> exact_when, double tolerance,
                        bool two_sided,
                        std::function<double(const CostCase&, const PortModel&)> cost);
+// `form` with the copies on its critical path (ClosedForm::copies).
+ClosedForm with_copies(ClosedForm form, std::string formula,
+                       std::function<double(const CostCase&, const PortModel&)> copies);
 
 namespace cost {
 

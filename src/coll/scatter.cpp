@@ -1,5 +1,7 @@
 #include "coll/scatter.hpp"
 
+#include <algorithm>
+
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
 #include "coll/registry.hpp"
@@ -17,35 +19,60 @@ void down_tree(Plan& plan, const ScatterArgs& a, const AlgorithmSpec&) {
                output_region(0, a.block_bytes), 0);
 }
 
+// The copies on a tree scatter's critical path (ClosedForm::copies): every
+// rank that sends on it copies its own block once (tree_steps.cpp). A relay
+// copies its block out of the received pack before it forwards: c(m) on
+// the path. The root copies after posting its sends and before the executor
+// progresses them: a send that needs its sender again after posting (a
+// rendezvous, whose grant comes back a round trip 2 (u(0) + L) after the
+// request) waits for whatever of the copy outlasts that round trip, and a
+// send complete at posting does not wait at all. flat: the root; binomial:
+// the root and ceil(log2 P) - 1 relays; chain: the root and P - 2 relays.
+template <topo::Shape kShape>
+double own_block_copies(const CostCase& c, const PortModel& m) {
+  int relays = 0;
+  if (kShape == topo::Shape::binomial) relays = cost::ceil_log(c.ranks, 2) - 1;
+  if (kShape == topo::Shape::chain) relays = c.ranks - 2;
+  const double copy = m.copy(c.bytes);
+  const double round_trip = 2 * (m.u(0) + m.lambda);
+  return std::max(0.0, copy - round_trip) + relays * copy;
+}
+
 const AlgorithmTable<ScatterArgs> kAlgorithms{
     Collective::scatter,
     {
         {{.name = "flat",
           .doc = "the root sends every block directly",
-          .cost = closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [REC]", cost::always, 0, false,
-                              [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
-                              })},
+          .cost = with_copies(
+              closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [REC]", cost::always, 0, false,
+                          [](const CostCase& c, const PortModel& m) {
+                            return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                          }),
+              "max(0, c(m) - 2 (u(0) + L))", &own_block_copies<topo::Shape::flat>)},
          &down_tree<topo::Shape::flat>},
         {{.name = "binomial",
           .doc = "binomial tree, a subtree's blocks in one message",
-          .cost =
+          .cost = with_copies(
               closed_form("sum_{i<log2 P} u(2^i m) + log2(P) L",
                           "sum_j g(2^j m) + ceil(log2 P)L [REC]", cost::power_of_two, 1.0, false,
                           [](const CostCase& c, const PortModel& m) {
                             return cost::sum_doubling(cost::ceil_log(c.ranks, 2), c.bytes, m);
-                          })},
+                          }),
+              "max(0, c(m) - 2 (u(0) + L)) + (ceil(log2 P) - 1) c(m)",
+              &own_block_copies<topo::Shape::binomial>)},
          &down_tree<topo::Shape::binomial>},
         {{.name = "chain",
           .doc = "each rank keeps its block and forwards the rest",
-          .cost = closed_form("sum_{j=1}^{P-1} (u(j m) + L)", "sum_j g(j m) + (P-1)L [REC]",
-                              cost::always, 0, false,
-                              [](const CostCase& c, const PortModel& m) {
-                                double t = 0;
-                                for (int j = 1; j < c.ranks; ++j)
-                                  t += m.u(j * c.bytes) + m.lambda;
-                                return t;
-                              })},
+          .cost = with_copies(closed_form("sum_{j=1}^{P-1} (u(j m) + L)",
+                                          "sum_j g(j m) + (P-1)L [REC]", cost::always, 0, false,
+                                          [](const CostCase& c, const PortModel& m) {
+                                            double t = 0;
+                                            for (int j = 1; j < c.ranks; ++j)
+                                              t += m.u(j * c.bytes) + m.lambda;
+                                            return t;
+                                          }),
+                              "max(0, c(m) - 2 (u(0) + L)) + (P-2) c(m)",
+                              &own_block_copies<topo::Shape::chain>)},
          &down_tree<topo::Shape::chain>},
         {shm::algorithm(Collective::scatter), nullptr},
     }};

@@ -43,7 +43,16 @@ PortModel plogp_model(const sim::PlogpTable& table) {
   m.lambda = table.latency_us();
   m.call_us = table.call_us();
   m.shm_us = table.shm_us();
-  if (table.has_copy()) m.copy = [shared](double bytes) { return shared->copy_us(bytes); };
+  if (!table.has_copy()) return m;
+  auto curve = [shared](sim::CopyKind kind) {
+    // A curve the table lacks is priced as a copy within one process.
+    if (!shared->has_copy(kind)) kind = sim::CopyKind::local;
+    return [shared, kind](double bytes) { return shared->copy_us(bytes, kind); };
+  };
+  m.copy = curve(sim::CopyKind::local);
+  m.copy_in = curve(sim::CopyKind::in);
+  m.copy_out = curve(sim::CopyKind::out);
+  m.copy_cma = curve(sim::CopyKind::cma);
   return m;
 }
 
@@ -69,8 +78,10 @@ double predict_us(const coll::AlgorithmSpec& spec, int ranks, double bytes,
   const ClosedForm& form = closed_form(spec.collective, spec.name);
   if (ranks <= 1) return 0;
   if (bytes == 0 && spec.collective != "barrier") return 0;
-  const double fixed = form.schedule ? model.call_us : 0;
-  return fixed + form.cost(CostCase{&spec, ranks, bytes}, model);
+  const CostCase c{&spec, ranks, bytes};
+  if (!form.schedule) return form.cost(c, model);
+  const double copies = form.copies && model.copy ? form.copies(c, model) : 0;
+  return model.call_us + form.cost(c, model) + copies;
 }
 
 }  // namespace grove::model

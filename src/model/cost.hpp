@@ -41,9 +41,10 @@ const std::vector<ClosedForm>& closed_forms();
 const ClosedForm& closed_form(const std::string& collective, const std::string& name);
 
 // Cost in microseconds of `algorithm` (text, e.g. "knomial:4") of
-// `collective` on `ranks` ranks with `bytes`: the form, plus the model's
-// call_us for a schedule algorithm. NaN for `shm` when the model has no host
-// terms (a table without a copy curve, or Hockney).
+// `collective` on `ranks` ranks with `bytes`: the form, plus for a schedule
+// algorithm the model's call_us and the copies on its critical path
+// (ClosedForm::copies, when the model has a copy curve). NaN for `shm` when
+// the model has no host terms (a table without a copy curve, or Hockney).
 double predict_us(const std::string& collective, const std::string& algorithm, int ranks,
                   double bytes, const PortModel& model);
 // The same for a parsed spec (its radix and segment as given).

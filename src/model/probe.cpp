@@ -181,6 +181,9 @@ sim::PlogpTable ProbeResult::table() const {
   }
   sim::PlogpTable table = sim::PlogpTable::from_rows(latency_us, std::move(rows));
   table.set_host_terms(call_us, shm_us, copy);
+  table.set_copy_curve(sim::CopyKind::in, copy_in);
+  table.set_copy_curve(sim::CopyKind::out, copy_out);
+  table.set_copy_curve(sim::CopyKind::cma, copy_cma);
   return table;
 }
 

@@ -94,10 +94,11 @@ struct ProbeResult {
   std::vector<ReleasePoint> release;
   // Host terms (docs/tuning.md), measured through grove's calls rather than
   // the transport (tools/probe.cpp); 0 / empty when not measured.
-  double call_us = 0;  // a schedule barrier's median at N = 2 less g(0) + L
-  double shm_us = 0;   // the shared-memory barrier's median at N = 2
-  std::vector<std::pair<double, double>> copy;  // (bytes, us) of one memcpy
-  std::string host_terms_note;                  // how they were measured, or why not
+  double call_us = 0;   // a flat 1 B gather's median at N = 2 less its form
+  double shm_us = 0;    // the shared-memory 1 B gather's median at N = 2 less its copies
+  sim::CopyCurve copy;  // (bytes, us) of one memcpy within a process
+  sim::CopyCurve copy_in, copy_out, copy_cma;  // between two ranks (sim::CopyKind)
+  std::string host_terms_note;                 // how they were measured, or why not
 
   // Medians of o_s, o_r per size, g and L; negative derived values (noise at
   // small sizes) become 0; the host terms as measured.

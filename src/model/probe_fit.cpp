@@ -146,8 +146,12 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
   if (!result.host_terms_note.empty()) out += "# host terms: " + result.host_terms_note + "\n";
   if (result.call_us > 0) out += fmt::format("call_us {:.6f}\n", result.call_us);
   if (result.shm_us > 0) out += fmt::format("shm_us {:.6f}\n", result.shm_us);
-  for (const auto& [bytes, us] : result.copy)
-    out += fmt::format("copy {} {:.6f}\n", bytes, us);
+  const sim::CopyCurve* curves[] = {&result.copy, &result.copy_in, &result.copy_out,
+                                    &result.copy_cma};
+  for (sim::CopyKind kind : sim::kCopyKinds) {
+    for (const auto& [bytes, us] : *curves[static_cast<size_t>(kind)])
+      out += fmt::format("{} {} {:.6f}\n", sim::copy_keyword(kind), bytes, us);
+  }
   out += "end\n";
   return out;
 }

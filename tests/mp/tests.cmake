@@ -434,6 +434,10 @@ endforeach()
 set(GROVE_TUNE_TEST ${CMAKE_CURRENT_SOURCE_DIR}/mp/tune_cli_test.sh)
 add_test(NAME tune.cli COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} cli)
 set_tests_properties(tune.cli PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "tune cli ok")
+# grove probe's table through the launcher: its host terms and the copy
+# curves between the two ranks, read back by grove sim and grove explain.
+add_test(NAME tune.probe_copies COMMAND sh ${GROVE_TUNE_TEST} ${GROVE_TOOL} probe)
+set_tests_properties(tune.probe_copies PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "tune probe ok")
 # The exports, loaded by the MPI peers' jobs (skipped when a peer was not built).
 foreach(peer openmpi mpich)
   set(peer_exe "")

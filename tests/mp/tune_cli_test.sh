@@ -4,6 +4,8 @@
 # peer libraries.
 #
 #   tune_cli_test.sh GROVE cli                  tune, explain, refusals of bad input
+#   tune_cli_test.sh GROVE probe                a short probe of two ranks: the table's host
+#                                               terms and copy curves, read by sim and explain
 #   tune_cli_test.sh GROVE openmpi|mpich PEER   export, then PEER's job runs with the file
 #                                               (PEER empty or missing: skipped, exit 77)
 set -u
@@ -87,6 +89,30 @@ cli)
   expect 2 "grove probe needs two ranks \\(this job has 1\\)" "$grove" probe --out q.txt
   expect 2 "-n 3 must be the job's size \\(1" "$grove" explain bcast -n 3 --size 1 --measure
   echo "tune cli ok"
+  ;;
+probe)
+  # Few iterations and small messages: the figures mean nothing, the table's
+  # form does. The copy curves are measured 1 B .. 4 MiB (x4) whatever --max-size.
+  expect 0 "wrote q.txt" "$grove" run -n 2 --param wait_policy=block "$grove" probe --out q.txt \
+    --max-size 64 --min-its 2 --max-its 2 --release-copies 0
+  want="1 4 16 64 256 1024 4096 16384 65536 262144 1048576 4194304"
+  for curve in copy copy_in copy_out copy_cma; do
+    sizes=$(awk -v k=$curve '$1 == k {printf "%s%s", sep, $2; sep = " "}' q.txt)
+    if [ "$curve" = copy_cma ] && grep -q "copy_cma not measured: .*process_vm_readv" q.txt; then
+      [ -z "$sizes" ] || fail "q.txt: copy_cma rows although it says they were not measured"
+      continue
+    fi
+    [ "$sizes" = "$want" ] || { cat q.txt; fail "q.txt: $curve sizes '$sizes', not '$want'"; }
+  done
+  grep -q "^shm_us [0-9.]*$" q.txt || { cat q.txt; fail "q.txt: no shm_us"; }
+  grep -q "^end$" q.txt || fail "q.txt: no end line"
+  # The simulator reads the table (and ignores the host terms) ...
+  expect 0 "completion_us[[:space:]]+[0-9.]+" "$grove" sim bcast --algo flat -n 4 --size 1KiB --plogp q.txt
+  # ... and explain prices the engine with them, slots and single copy.
+  for size in 1KiB 1MiB; do
+    expect 0 "^  shm +[0-9]+\.[0-9]+ us +#" "$grove" explain bcast -n 2 --size $size --plogp q.txt
+  done
+  echo "tune probe ok"
   ;;
 openmpi | mpich)
   if [ -z "$peer" ] || [ ! -x "$peer" ]; then

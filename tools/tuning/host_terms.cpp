@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <span>
 
 #include "suite/runner.hpp"
 
@@ -26,11 +27,11 @@ double gather_median_us(Comm& pair, const std::string& algorithm) {
 
 }  // namespace
 
-std::vector<std::pair<double, double>> measure_copy_curve(uint64_t max_bytes) {
+sim::CopyCurve measure_copy_curve(uint64_t max_bytes) {
   using Clock = std::chrono::steady_clock;
   std::vector<std::byte> from(max_bytes, std::byte{1});
   std::vector<std::byte> to(max_bytes, std::byte{0});
-  std::vector<std::pair<double, double>> out;
+  sim::CopyCurve out;
   for (uint64_t bytes = 1; bytes <= max_bytes; bytes *= 4) {
     // Enough repetitions per sample that the clock's own cost is below 1%.
     const int reps = static_cast<int>(std::clamp<uint64_t>((1u << 20) / bytes, 1, 1000));
@@ -55,14 +56,25 @@ HostMeasures measure_host_terms(Comm& pair) {
   HostMeasures out;
   out.schedule_gather_us = gather_median_us(pair, "flat");
   out.shm_gather_us = gather_median_us(pair, "shm");
-  if (out.shm_gather_us <= 0) {
+  // Rank 0 holds the medians: both ranks go on (to the collective copy
+  // measurement) or stop by its word.
+  int32_t engine = out.shm_gather_us > 0 ? 1 : 0;
+  pair.bcast(std::span(&engine, 1), 0);
+  if (engine == 0) {
     out.shm_missing =
         "the pair has no shared-memory segment (shm_collectives off, or hosts differ)";
     return out;
   }
+  constexpr uint64_t kMaxCopy = uint64_t{4} << 20;
+  out.cross = measure_cross_copies(pair, kMaxCopy);
   if (pair.rank() == 0) {
-    out.copy = measure_copy_curve(uint64_t{4} << 20);
-    out.shm_gather_us -= 3 * out.copy.front().second;  // the form's (P + 1) c(1 B)
+    out.copy = measure_copy_curve(kMaxCopy);
+    // The form's copies at N = 2 (coll/shm/cost.cpp): ci(1 B) + c(1 B) +
+    // co(1 B), a curve not measured priced as c.
+    auto first = [&](const sim::CopyCurve& curve) {
+      return (curve.empty() ? out.copy : curve).front().second;
+    };
+    out.shm_gather_us -= first(out.cross.in) + first(out.copy) + first(out.cross.out);
   }
   return out;
 }

@@ -7,8 +7,11 @@
 //            g(1) + L: argument checks, plan lookup, posting and completion
 //            of one call, and the start skew of the loop;
 //   shm_us   the median of the shared-memory engine's 1 B gather at N = 2
-//            less its copies, 3 c(1 B): one publish and one observe;
-//   copy     one memcpy of m bytes on rank 0, m = 1 B .. 4 MiB (x4).
+//            less its copies (its form's ci(1 B) + c(1 B) + co(1 B)): one
+//            publish and one observe;
+//   copy     one memcpy of m bytes on rank 0, m = 1 B .. 4 MiB (x4);
+//   copy_in, copy_out, copy_cma  the copies between the pair's two ranks
+//            (tuning/cross_copy.hpp), the same sizes.
 //
 // Gather calibrates because the tuning report checks bcast and scatter:
 // the terms come from a call that is not among the cells they are judged on.
@@ -18,14 +21,17 @@
 #include <vector>
 
 #include "grove/comm.hpp"
+#include "transport/sim/plogp_table.hpp"
+#include "tuning/cross_copy.hpp"
 
 namespace grove::tuning {
 
 struct HostMeasures {
-  double schedule_gather_us = 0;                // median, flat, 1 B
-  double shm_gather_us = 0;                     // median less 3 c(1 B); 0: the pair has no engine
-  std::vector<std::pair<double, double>> copy;  // (bytes, us)
-  std::string shm_missing;                      // why shm_gather_us is 0
+  double schedule_gather_us = 0;  // median, flat, 1 B
+  double shm_gather_us = 0;       // median less its copies; 0: the pair has no engine
+  sim::CopyCurve copy;            // (bytes, us)
+  CrossCopies cross;              // copy_in, copy_out, copy_cma
+  std::string shm_missing;        // why shm_gather_us is 0
 };
 
 // Collective over `pair` (two ranks); the values are valid on its rank 0.
@@ -33,6 +39,6 @@ HostMeasures measure_host_terms(Comm& pair);
 
 // Median time of one memcpy of each size (warm buffers, as the engine's
 // slots are between calls), in us.
-std::vector<std::pair<double, double>> measure_copy_curve(uint64_t max_bytes);
+sim::CopyCurve measure_copy_curve(uint64_t max_bytes);
 
 }  // namespace grove::tuning

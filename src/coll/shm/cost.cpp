@@ -1,21 +1,31 @@
 // The shared-memory engine's closed forms (docs/tuning.md, "Host terms").
 // Each is the engine's critical path in copies: a writer copies into its
 // slot and publishes, readers observe and copy out, all readers at once (one
-// core each). s = shm_us is one publish-and-observe, c(n) one memcpy of n
-// bytes; a reduction of n bytes is charged as one copy of n (it reads two
-// operands and writes one, as memcpy reads one and writes one: the same
-// order, and the fits stay within the +-20% the tuning report checks).
-// Two-phase reductions (from shm_split_reduction_bytes) publish twice.
+// core each). s = shm_us is one publish-and-observe; each copy is priced by
+// where its bytes are, with the curves `grove probe` measures between two
+// ranks of a host:
+//   c(n)   memcpy within one process (a member's own block or own slot);
+//   ci(n)  memcpy into the member's slot, which the other members copied
+//          out of last (their caches hold its lines);
+//   co(n)  memcpy out of another member's slot, which it wrote last;
+//   cx(n)  process_vm_readv of another member's buffer (the kernel pins its
+//          pages and copies them, which costs more than a memcpy).
+// A reduction of n bytes is charged as one copy of n (it reads two operands
+// and writes one, as memcpy reads one and writes one: the same order, and
+// the fits stay within the +-20% the tuning report checks). Copies that run
+// on different members at once count once, the longer (max). Two-phase
+// reductions (from shm_split_reduction_bytes) publish twice.
 //
 // The single-copy path (from shm_cma_min_bytes; docs/shm.md) publishes
 // twice (the buffer, then "consumed"; reductions three times) and copies
-// each byte once, straight from the owner's buffer to the reader's:
-// a reader's copies are its critical path, priced with the same c(n) (a
-// process_vm_readv copy is a memcpy done by the kernel). A one-host job's
-// members are assumed to agree that CMA works; a job where they did not
-// runs the slot path or the schedule path, as Group::route says.
+// each byte once, straight from the owner's buffer to the reader's: a
+// reader's copies are its critical path. A one-host job's members are
+// assumed to agree that CMA works; a job where they did not runs the slot
+// path or the schedule path, as Group::route says.
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "coll/shm/cma.hpp"
@@ -36,23 +46,32 @@ double not_priced() {
 double engine_us(coll::Collective collective, const CostCase& c, const PortModel& m) {
   if (!m.copy) return not_priced();
   const double p = c.ranks, b = c.bytes, s = m.shm_us;
-  auto copy = [&](double n) { return m.copy(n); };
+  // A curve the model lacks is priced as a copy within one process.
+  auto priced = [&](const std::function<double(double)>& curve) { return curve ? curve : m.copy; };
+  const std::function<double(double)>& local = m.copy;
+  const std::function<double(double)> in = priced(m.copy_in);
+  const std::function<double(double)> out = priced(m.copy_out);
+  const std::function<double(double)> cma = priced(m.copy_cma);
   const bool split = b >= static_cast<double>(split_reduction_bytes());
   const double cma_from = static_cast<double>(cma_min_bytes());
   if (cma_from > 0 && b >= cma_from) {
     switch (collective) {
       case coll::Collective::bcast:
+        return 2 * s + cma(b);
       case coll::Collective::scatter:
-        return 2 * s + copy(b);
+        // The root copies its own block while the others read theirs.
+        return 2 * s + std::max(local(b), cma(b));
       case coll::Collective::gather:
       case coll::Collective::allgather:
       case coll::Collective::alltoall:
-        return 2 * s + p * copy(b);
+        // The own block within the process, every other from its owner.
+        return 2 * s + local(b) + (p - 1) * cma(b);
       case coll::Collective::reduce:
       case coll::Collective::allreduce:
-        // Chunk m of every operand, then every combined chunk; operands,
-        // chunks and "consumed" are three publishes.
-        return 3 * s + 2 * p * copy(b / p);
+        // Chunk m of every operand, then every combined chunk (the own one
+        // of each within the process); operands, chunks and "consumed" are
+        // three publishes.
+        return 3 * s + 2 * (local(b / p) + (p - 1) * cma(b / p));
       default:
         break;  // no single-copy form: the slots
     }
@@ -61,18 +80,19 @@ double engine_us(coll::Collective collective, const CostCase& c, const PortModel
     case coll::Collective::barrier:
       return s;
     case coll::Collective::bcast:
-      return s + 2 * copy(b);
+      return s + in(b) + out(b);
     case coll::Collective::scatter:
-      return s + copy(p * b) + copy(b);
+      // The root's own block while the others copy theirs out.
+      return s + in(p * b) + std::max(local(b), out(b));
     case coll::Collective::gather:
     case coll::Collective::allgather:
-      return s + copy(b) + p * copy(b);
+      return s + in(b) + local(b) + (p - 1) * out(b);
     case coll::Collective::alltoall:
-      return s + copy(p * b) + p * copy(b);
+      return s + in(p * b) + local(b) + (p - 1) * out(b);
     case coll::Collective::reduce:
     case coll::Collective::allreduce:
-      if (split) return 2 * s + copy(b) + 2 * p * copy(b / p);
-      return s + copy(b) + p * copy(b);
+      if (split) return 2 * s + in(b) + 2 * (local(b / p) + (p - 1) * out(b / p));
+      return s + in(b) + local(b) + (p - 1) * out(b);
     default:
       return not_priced();
   }

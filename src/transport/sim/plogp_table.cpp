@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -24,7 +25,42 @@ bool parse_number(const std::string& token, double& out) {
   return !token.empty() && end == token.c_str() + token.size() && std::isfinite(out);
 }
 
+// The curve a table line starts with, if it is one.
+std::optional<CopyKind> copy_line(const std::string& keyword) {
+  for (CopyKind kind : kCopyKinds)
+    if (keyword == copy_keyword(kind)) return kind;
+  return std::nullopt;
+}
+
+// Linear interpolation between the rows, extrapolation from the last two
+// above them; the first row's value below; never negative.
+double interpolate(const CopyCurve& rows, double bytes) {
+  if (rows.empty()) return 0;
+  if (rows.size() == 1 || bytes <= rows.front().first) return rows.front().second;
+  size_t lo = 0;
+  while (lo + 2 < rows.size() && rows[lo + 1].first < bytes)
+    ++lo;
+  const auto& [b0, t0] = rows[lo];
+  const auto& [b1, t1] = rows[lo + 1];
+  const double value = t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
+  return value < 0 ? 0 : value;
+}
+
 }  // namespace
+
+const char* copy_keyword(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::local:
+      return "copy";
+    case CopyKind::in:
+      return "copy_in";
+    case CopyKind::out:
+      return "copy_out";
+    case CopyKind::cma:
+      return "copy_cma";
+  }
+  return "copy";
+}
 
 PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
   PlogpTable table;
@@ -71,17 +107,21 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
       (tokens[0] == "call_us" ? table.call_us_ : table.shm_us_) = value;
       continue;
     }
-    if (tokens[0] == "copy") {
+    if (const std::optional<CopyKind> kind = copy_line(tokens[0])) {
+      const std::string& keyword = tokens[0];
       double bytes = 0, us = 0;
       if (tokens.size() != 3 || !parse_number(tokens[1], bytes) || !parse_number(tokens[2], us) ||
-          bytes < 0 || us < 0)
-        bad(origin, number, "expected 'copy <bytes> <microseconds>' with non-negative numbers");
-      if (!table.copy_.empty() && bytes <= table.copy_.back().first) {
+          bytes < 0 || us < 0) {
         bad(origin, number,
-            fmt::format("copy sizes must increase from row to row ({} after {})", bytes,
-                        table.copy_.back().first));
+            fmt::format("expected '{} <bytes> <microseconds>' with non-negative numbers", keyword));
       }
-      table.copy_.emplace_back(bytes, us);
+      CopyCurve& curve = table.copies_[static_cast<size_t>(*kind)];
+      if (!curve.empty() && bytes <= curve.back().first) {
+        bad(origin, number,
+            fmt::format("{} sizes must increase from row to row ({} after {})", keyword, bytes,
+                        curve.back().first));
+      }
+      curve.emplace_back(bytes, us);
       continue;
     }
     if (tokens.size() != 4)
@@ -159,34 +199,33 @@ std::string PlogpTable::to_text() const {
     out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
   if (call_us_ > 0) out += fmt::format("call_us\t{}\n", call_us_);
   if (shm_us_ > 0) out += fmt::format("shm_us\t{}\n", shm_us_);
-  for (const auto& [bytes, us] : copy_)
-    out += fmt::format("copy\t{}\t{}\n", bytes, us);
+  for (CopyKind kind : kCopyKinds) {
+    for (const auto& [bytes, us] : curve(kind))
+      out += fmt::format("{}\t{}\t{}\n", copy_keyword(kind), bytes, us);
+  }
   return out + "end\n";
 }
 
-double PlogpTable::copy_us(double bytes) const {
-  if (copy_.empty()) return 0;
-  if (copy_.size() == 1 || bytes <= copy_.front().first) return copy_.front().second;
-  size_t lo = 0;
-  while (lo + 2 < copy_.size() && copy_[lo + 1].first < bytes)
-    ++lo;
-  const auto& [b0, t0] = copy_[lo];
-  const auto& [b1, t1] = copy_[lo + 1];
-  const double value = t0 + (t1 - t0) * (bytes - b0) / (b1 - b0);
-  return value < 0 ? 0 : value;
+double PlogpTable::copy_us(double bytes, CopyKind kind) const {
+  return interpolate(curve(kind), bytes);
 }
 
-void PlogpTable::set_host_terms(double call_us, double shm_us,
-                                std::vector<std::pair<double, double>> copy) {
+void PlogpTable::set_host_terms(double call_us, double shm_us, CopyCurve copy) {
   if (call_us < 0 || shm_us < 0) bad("(host terms)", 0, "negative call_us or shm_us");
-  for (size_t i = 0; i < copy.size(); ++i) {
-    if (copy[i].first < 0 || copy[i].second < 0) bad("(host terms)", 0, "negative copy row");
-    if (i > 0 && copy[i].first <= copy[i - 1].first)
-      bad("(host terms)", 0, "copy sizes must increase from row to row");
-  }
+  set_copy_curve(CopyKind::local, std::move(copy));
   call_us_ = call_us;
   shm_us_ = shm_us;
-  copy_ = std::move(copy);
+}
+
+void PlogpTable::set_copy_curve(CopyKind kind, CopyCurve rows) {
+  const char* keyword = copy_keyword(kind);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].first < 0 || rows[i].second < 0)
+      bad("(host terms)", 0, fmt::format("negative {} row", keyword));
+    if (i > 0 && rows[i].first <= rows[i - 1].first)
+      bad("(host terms)", 0, fmt::format("{} sizes must increase from row to row", keyword));
+  }
+  copies_[static_cast<size_t>(kind)] = std::move(rows);
 }
 
 }  // namespace grove::sim

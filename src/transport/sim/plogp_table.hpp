@@ -14,11 +14,14 @@
 //   call_us 1.4                  # optional: grove's fixed cost of one call
 //   shm_us  0.5                  # optional: the shared-memory engine's fixed cost
 //   copy    4096   0.2           # optional, repeated: one memcpy of BYTES, us
+//   copy_in  4096  0.3           # optional, repeated: the copy curves between
+//   copy_out 4096  0.5           #   two ranks (CopyKind below), as `copy`
+//   copy_cma 4096  2.1
 //   end                          # the last line but comments (`grove probe` writes it)
 //
 // The optional lines are the host terms of docs/tuning.md ("Host terms"): the
 // simulator ignores them; the model adds call_us to every schedule algorithm's
-// form and prices the shared-memory engine with shm_us and the copy curve.
+// form and prices the shared-memory engine with shm_us and the copy curves.
 //
 // A table that declares its format must end with `end`, so a file cut short
 // at a line boundary is refused as truncated rather than read as a shorter
@@ -29,12 +32,29 @@
 // below the smallest size it returns the first row.
 
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace grove::sim {
+
+// What a copy curve measures: where the bytes come from and go to, as the
+// shared-memory engine copies them (docs/tuning.md, "Host terms").
+enum class CopyKind {
+  local,  // `copy`: memcpy within one process, both buffers warm in its cache
+  in,     // `copy_in`: memcpy into a shared buffer the other rank copied out last
+  out,    // `copy_out`: memcpy out of a shared buffer the other rank wrote last
+  cma,    // `copy_cma`: process_vm_readv of the other rank's buffer into one's own
+};
+inline constexpr CopyKind kCopyKinds[] = {CopyKind::local, CopyKind::in, CopyKind::out,
+                                          CopyKind::cma};
+// The table's keyword of a curve ("copy", "copy_in", ...).
+const char* copy_keyword(CopyKind kind);
+
+// (bytes, us) rows, bytes increasing.
+using CopyCurve = std::vector<std::pair<double, double>>;
 
 class PlogpTable {
  public:
@@ -63,21 +83,25 @@ class PlogpTable {
   // Host terms (0 / empty when the table has none).
   double call_us() const { return call_us_; }
   double shm_us() const { return shm_us_; }
-  bool has_copy() const { return !copy_.empty(); }
-  // One memcpy of `bytes`, interpolated as the rows are; 0 without a curve.
-  double copy_us(double bytes) const;
+  bool has_copy(CopyKind kind = CopyKind::local) const { return !curve(kind).empty(); }
+  // One copy of `bytes` of that kind, interpolated as the rows are; 0
+  // without that curve.
+  double copy_us(double bytes, CopyKind kind = CopyKind::local) const;
+  const CopyCurve& copy_curve(CopyKind kind) const { return curve(kind); }
   // Sets the host terms; copy rows as (bytes, us) with increasing bytes.
-  void set_host_terms(double call_us, double shm_us, std::vector<std::pair<double, double>> copy);
+  void set_host_terms(double call_us, double shm_us, CopyCurve copy);
+  void set_copy_curve(CopyKind kind, CopyCurve rows);
 
  private:
   double lookup(double bytes, double Row::*field) const;
   void check(std::string_view origin) const;
+  const CopyCurve& curve(CopyKind kind) const { return copies_[static_cast<size_t>(kind)]; }
 
   double latency_us_ = 0;
   std::vector<Row> rows_;
   double call_us_ = 0;
   double shm_us_ = 0;
-  std::vector<std::pair<double, double>> copy_;  // (bytes, us), bytes increasing
+  CopyCurve copies_[std::size(kCopyKinds)];  // by CopyKind
 };
 
 }  // namespace grove::sim

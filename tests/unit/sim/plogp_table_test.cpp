@@ -72,5 +72,56 @@ TEST(PlogpTable, BadHostTermsAreRefusedNamingTheLine) {
             "pLogP table h.txt:3: expected 'call_us <microseconds>' with a non-negative number");
 }
 
+TEST(PlogpTable, CopyCurvesBetweenRanksParseInterpolateAndRoundTrip) {
+  const auto t = PlogpTable::parse(
+      "format grove-plogp/1\nL 5\n0 1 1 2\nshm_us 0.5\ncopy 1 0.01\ncopy 4096 0.21\n"
+      "copy_in 1 0.02\ncopy_in 4096 0.42\ncopy_out 1 0.1\ncopy_out 4096 1.3\n"
+      "copy_cma 1 2\ncopy_cma 4096 3\nend\n",
+      "c.txt");
+  ASSERT_TRUE(t.has_copy(CopyKind::in));
+  EXPECT_DOUBLE_EQ(t.copy_us(2048.5, CopyKind::in), 0.22);
+  EXPECT_DOUBLE_EQ(t.copy_us(2048.5, CopyKind::out), 0.7);
+  EXPECT_DOUBLE_EQ(t.copy_us(8191, CopyKind::cma), 4);  // extrapolated
+  EXPECT_DOUBLE_EQ(t.copy_us(2048.5), 0.11);            // the in-process curve is its own
+  // Written and read back row for row, each curve under its keyword.
+  const std::string text = t.to_text();
+  EXPECT_NE(text.find("copy_out\t4096\t1.3\n"), std::string::npos) << text;
+  const auto again = PlogpTable::parse(text, "round trip");
+  for (CopyKind kind : kCopyKinds)
+    EXPECT_EQ(again.copy_curve(kind), t.copy_curve(kind)) << copy_keyword(kind);
+  // A table with the in-process curve only (older probes) has none of the others.
+  const auto older = PlogpTable::parse("L 5\n0 1 1 2\ncopy 1 0.01\n", "o.txt");
+  EXPECT_TRUE(older.has_copy());
+  EXPECT_FALSE(older.has_copy(CopyKind::in));
+  EXPECT_FALSE(older.has_copy(CopyKind::out));
+  EXPECT_FALSE(older.has_copy(CopyKind::cma));
+  EXPECT_DOUBLE_EQ(older.copy_us(64, CopyKind::cma), 0);
+}
+
+TEST(PlogpTable, BadCopyCurvesAreRefusedNamingTheLineAndTheCurve) {
+  auto message = [](const char* text) {
+    try {
+      PlogpTable::parse(text, "h.txt");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_in 10 -1\n"),
+            "pLogP table h.txt:3: expected 'copy_in <bytes> <microseconds>' with non-negative "
+            "numbers");
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_cma 10 1\ncopy_cma 4 2\n"),
+            "pLogP table h.txt:4: copy_cma sizes must increase from row to row (4 after 10)");
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_out 10 1 2\n"),
+            "pLogP table h.txt:3: expected 'copy_out <bytes> <microseconds>' with non-negative "
+            "numbers");
+  // Each curve's sizes increase on their own: another curve's rows do not count.
+  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy 10 1\ncopy_in 1 1\ncopy_out 1 1\n"), "(no error)");
+  // In code as in text.
+  PlogpTable t = PlogpTable::parse("L 5\n0 1 1 2\n", "p.txt");
+  EXPECT_THROW(t.set_copy_curve(CopyKind::out, {{4, 1}, {2, 1}}), Error);
+  EXPECT_THROW(t.set_copy_curve(CopyKind::cma, {{4, -1}}), Error);
+}
+
 }  // namespace
 }  // namespace grove::sim

@@ -11,6 +11,7 @@
 
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "model/cost.hpp"
 #include "model/segment.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/explain.hpp"
@@ -134,6 +135,93 @@ TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   }
   for (const Candidate& c : rank_candidates("bcast", 4, 1024, linear_model()))
     EXPECT_NE(c.spec.name, "shm");
+}
+
+// The host terms above with the copies between ranks apart from the copy
+// within a process: into a slot 0.2 us + m / 2048, out of another's slot
+// 0.3 us + m / 1024, process_vm_readv 2 us + m / 512.
+coll::PortModel model_with_copies_between_ranks() {
+  coll::PortModel m = model_with_host_terms();
+  m.copy_in = [](double bytes) { return 0.2 + bytes / 2048; };
+  m.copy_out = [](double bytes) { return 0.3 + bytes / 1024; };
+  m.copy_cma = [](double bytes) { return 2 + bytes / 512; };
+  return m;
+}
+
+TEST(Tune, ShmPricesEachCopyByWhereItsBytesAre) {
+  params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
+  const coll::PortModel m = model_with_copies_between_ranks();
+  auto shm = [&](const char* collective, double bytes) {
+    return candidate_named(rank_candidates(collective, 4, static_cast<uint64_t>(bytes), m), "shm")
+        .predicted_us;
+  };
+  // Slots: the writer's copy in, then the readers' copies out.
+  EXPECT_DOUBLE_EQ(shm("bcast", 1024), 1 + (0.2 + 0.5) + (0.3 + 1.0));
+  // Scatter: the root copies all 4 blocks in; its own block (in process)
+  // while the others copy theirs out: the longer counts.
+  EXPECT_DOUBLE_EQ(shm("scatter", 1024), 1 + (0.2 + 2.0) + (0.3 + 1.0));
+  // Gather: one block in, the root's own in process, three out of slots.
+  EXPECT_DOUBLE_EQ(shm("gather", 1024), 1 + (0.2 + 0.5) + (0.1 + 0.25) + 3 * (0.3 + 1.0));
+  EXPECT_DOUBLE_EQ(shm("alltoall", 1024), 1 + (0.2 + 2.0) + (0.1 + 0.25) + 3 * (0.3 + 1.0));
+  // Two phases from 4 KiB: a chunk of m/4 of each operand, then of each result.
+  EXPECT_DOUBLE_EQ(shm("allreduce", 16384), 2 + (0.2 + 8.0) + 2 * ((0.1 + 1.0) + 3 * (0.3 + 4.0)));
+  // Single copy from 64 KiB: the readers' process_vm_readv.
+  EXPECT_DOUBLE_EQ(shm("bcast", 1 << 20), 2 + (2 + 2048.0));
+  EXPECT_DOUBLE_EQ(shm("scatter", 65536), 2 + (2 + 128.0));
+  EXPECT_DOUBLE_EQ(shm("gather", 65536), 2 + (0.1 + 16.0) + 3 * (2 + 128.0));
+  EXPECT_DOUBLE_EQ(shm("allreduce", 1 << 20), 3 + 2 * ((0.1 + 64.0) + 3 * (2 + 512.0)));
+  // A scatter whose own block costs more in process than a reader's copy
+  // out (a curve can be anything): the root's copy is the longer.
+  coll::PortModel slow_local = m;
+  slow_local.copy = [](double bytes) { return 0.1 + bytes / 256; };
+  EXPECT_DOUBLE_EQ(
+      candidate_named(rank_candidates("scatter", 4, 1024, slow_local), "shm").predicted_us,
+      1 + (0.2 + 2.0) + (0.1 + 4.0));
+}
+
+TEST(Tune, AProbeTablePricesTheEngineWithItsCopyCurvesOrWithMemcpyWithoutThem) {
+  params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
+  const std::string base =
+      "L 1\n0 1 1 2\n1048576 1 1 1026\nshm_us 0.5\ncopy 1 0.01\ncopy 4096 0.21\n";
+  const std::string between =
+      "copy_in 1 0.02\ncopy_in 4096 0.42\ncopy_out 1 0.1\ncopy_out 4096 1.3\n"
+      "copy_cma 1 2\ncopy_cma 4096 3\n";
+  const coll::PortModel probed =
+      model::plogp_model(sim::PlogpTable::parse(base + between, "probed.txt"));
+  // 2 ranks, 2048.5 B... in whole bytes: 2049 B, interpolated on each curve.
+  const double b = 2049;
+  auto on = [&](double at1, double at4096) { return at1 + (at4096 - at1) * (b - 1) / 4095; };
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "shm", 2, b, probed),
+                   0.5 + on(0.02, 0.42) + on(0.1, 1.3));
+  // Past shm_cma_min_bytes the reader's process_vm_readv, extrapolated.
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "shm", 2, 65536, probed),
+                   1.0 + (2 + (3 - 2) * (65536.0 - 1) / 4095));
+  // A table from before the probe measured them: every copy as memcpy.
+  const coll::PortModel older = model::plogp_model(sim::PlogpTable::parse(base, "older.txt"));
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "shm", 2, b, older), 0.5 + 2 * on(0.01, 0.21));
+}
+
+TEST(Tune, ScatterPaysTheCopiesOfItsOwnBlockOnItsCriticalPath) {
+  const coll::PortModel m = model_with_host_terms();
+  auto predicted = [&](const char* algorithm, int ranks, double bytes) {
+    return model::predict_us("scatter", algorithm, ranks, bytes, m);
+  };
+  auto u = [](double bytes) { return kG0 + bytes * kG; };
+  const double mib = 1 << 20;
+  const double copy = 0.1 + mib / 4096;
+  // The root's copy hides behind a round trip 2 (u(0) + L) = 24 us; a
+  // relay's copy precedes its forwarding whole.
+  const double root = copy - 2 * (kG0 + kL);
+  EXPECT_DOUBLE_EQ(predicted("flat", 2, mib), 3 + u(mib) + kL + root);
+  EXPECT_DOUBLE_EQ(predicted("binomial", 4, mib), 3 + u(mib) + u(2 * mib) + 2 * kL + root + copy);
+  EXPECT_DOUBLE_EQ(predicted("chain", 4, mib),
+                   3 + (u(mib) + kL) + (u(2 * mib) + kL) + (u(3 * mib) + kL) + root + 2 * copy);
+  // 1 KiB: the root's copy (0.35 us) hides entirely; a relay's does not.
+  EXPECT_DOUBLE_EQ(predicted("flat", 2, 1024), 3 + u(1024) + kL);
+  EXPECT_DOUBLE_EQ(predicted("binomial", 4, 1024),
+                   3 + u(1024) + u(2048) + 2 * kL + (0.1 + 1024.0 / 4096));
+  // Without a copy curve (Hockney, or a table without host terms) no copies.
+  EXPECT_DOUBLE_EQ(model::predict_us("scatter", "flat", 2, mib, linear_model()), u(mib) + kL);
 }
 
 TEST(Tune, ShmRowsAreFollowedByTheFastestScheduleForCallsShmCannotTake) {
