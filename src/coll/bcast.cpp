@@ -130,6 +130,32 @@ double kary_cost(const CostCase& c, const PortModel& m) {
   return cost::kary_bcast(c.ranks, cost::radix_of(c), c.bytes, m);
 }
 
+// Scatter then ring as the schedule sends them (scatter_allgather above):
+// the root sends child 2^i its subtree's blocks [2^i, 2^i + min(2^i, P -
+// 2^i)) clipped to the message, and nothing when that range is empty (a
+// message shorter than P blocks); block 0 travels the whole ring. At P = 2
+// each phase is one message from the root to rank 1, both posted at the
+// start: they leave back to back and share one latency, which the sum of
+// phases would count twice.
+double scatter_allgather_cost(const CostCase& c, const PortModel& m) {
+  const int p = c.ranks;
+  const double b = std::ceil(c.bytes / p);
+  auto span_bytes = [&](double first, double count) {  // blocks [first, first + count)
+    return std::min((first + count) * b, c.bytes) - std::min(first * b, c.bytes);
+  };
+  if (p == 2) {
+    const double scattered = span_bytes(1, 1);
+    return (scattered > 0 ? m.u(scattered) : 0) + m.u(b) + m.lambda;
+  }
+  double t = 0;
+  for (int i = 0; i < cost::ceil_log(p, 2); ++i) {
+    const double first = std::ldexp(1.0, i);
+    const double part = span_bytes(first, std::min(first, p - first));
+    if (part > 0) t += m.u(part) + m.lambda;
+  }
+  return t + (p - 1) * (m.u(b) + m.lambda);
+}
+
 const AlgorithmTable<BcastArgs> kAlgorithms{
     Collective::bcast,
     {
@@ -226,18 +252,12 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
          }},
         {{.name = "scatter_allgather",
           .doc = "binomial scatter of size-th blocks, then ring allgather",
-          .cost =
-              closed_form("scatter sum_{i<ceil(log2 P)} (u(2^i b) + L) + ring (P-1)(u(b) + L), b = "
-                          "ceil(m/P): a sum of phases that in fact overlap and stall",
-                          "(lgp + p - 1)a + 2n(p-1)/p b [MPICH]", cost::never, 0.6, true,
-                          [](const CostCase& c, const PortModel& m) {
-                            const int p = c.ranks;
-                            const double b = std::ceil(c.bytes / p);
-                            double t = 0;
-                            for (int i = 0; i < cost::ceil_log(p, 2); ++i)
-                              t += m.u(std::min(std::ldexp(b, i), c.bytes)) + m.lambda;
-                            return t + (p - 1) * (m.u(b) + m.lambda);
-                          })},
+          .cost = closed_form(
+              "P = 2: [m > b] u(m - b) + u(b) + L; else scatter sum_i (u(m_i) + L) over the root's "
+              "non-empty sends m_i + ring (P-1)(u(b) + L), b = ceil(m/P): a sum of phases that "
+              "in fact overlap and stall",
+              "(lgp + p - 1)a + 2n(p-1)/p b [MPICH]",
+              [](const CostCase& c) { return c.ranks == 2; }, 0.6, true, &scatter_allgather_cost)},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec&) {
            scatter_allgather(p, topo::make_tree(topo::Shape::binomial, a.size, a.root), a.rank,
                              a.bytes);

@@ -82,5 +82,26 @@ TEST(CostVsSim, BinomialCorrectsTheReconstructedPlogpForm) {
   EXPECT_NE(c.sim_us, 2 * g + 3 * l);
 }
 
+TEST(CostVsSim, ScatterAllgatherAtTwoRanksSendsOnlyItsNonEmptyBlocksWithOneLatency) {
+  // P = 2: block b = ceil(m/2) of the ring and m - b of the scatter, both
+  // from the root to rank 1 and posted together; at 1 B the scatter's block
+  // is empty and not sent.
+  PortParams params;
+  params.plogp = true;
+  params.table = linear_table();
+  auto g = [](double bytes) { return 2 + bytes * 1048.576 / 1048576; };
+  const double l = 5;
+  for (size_t bytes : {size_t{1}, size_t{3}, size_t{1000}}) {
+    const Comparison c = compare_with_sim("bcast", "scatter_allgather", 2, bytes, params);
+    EXPECT_TRUE(c.exact) << bytes;
+    EXPECT_NEAR(c.formula_us, c.sim_us, 1e-6) << bytes;
+  }
+  EXPECT_NEAR(compare_with_sim("bcast", "scatter_allgather", 2, 1, params).sim_us, g(1) + l, 1e-6);
+  EXPECT_NEAR(compare_with_sim("bcast", "scatter_allgather", 2, 3, params).sim_us, g(2) + g(1) + l,
+              1e-6);
+  EXPECT_NEAR(compare_with_sim("bcast", "scatter_allgather", 2, 1000, params).sim_us,
+              2 * g(500) + l, 1e-6);
+}
+
 }  // namespace
 }  // namespace grove::model
