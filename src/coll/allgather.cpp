@@ -206,22 +206,21 @@ const AlgorithmTable<AllgatherArgs> kAlgorithms{
           .cost =
               closed_form("(P-1) (u(m) + L)", "(p-1)a + n(p-1)/p b [MPICH]", cost::always, 0, false,
                           [](const CostCase& c, const PortModel& m) {
-                            return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                            return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                           })},
          &ring},
         {{.name = "recursive_doubling",
           .doc = "log2 steps exchanging doubling ranges (folds non-powers of two)",
-          .cost = closed_form("sum_{i<log2 P} (u(2^i m) + L); other P: fold (u(m) + L), the "
-                              "power-of-two steps with 2m blocks, unfold (u(P m) + L)",
-                              "lgp a + n(p-1)/p b [MPICH] (powers of two)", cost::power_of_two, 0.4,
-                              false,
-                              [](const CostCase& c, const PortModel& m) {
-                                const int p2 = 1 << cost::floor_log2(c.ranks);
-                                if (p2 == c.ranks)
-                                  return cost::sum_doubling(cost::floor_log2(p2), c.bytes, m);
-                                return cost::sum_doubling(cost::floor_log2(p2), 2 * c.bytes, m) +
-                                       m.u(c.bytes) + m.u(c.ranks * c.bytes) + 2 * m.lambda;
-                              })},
+          .cost = closed_form(
+              "sum_{i<log2 P} (u(2^i m) + L); other P: fold (u(m) + L), the "
+              "power-of-two steps with 2m blocks, unfold (u(P m) + L)",
+              "lgp a + n(p-1)/p b [MPICH] (powers of two)", cost::power_of_two, 0.4, false,
+              [](const CostCase& c, const PortModel& m) {
+                const int p2 = 1 << cost::floor_log2(c.ranks);
+                if (p2 == c.ranks) return cost::sum_doubling(cost::floor_log2(p2), c.bytes, m);
+                return cost::sum_doubling(cost::floor_log2(p2), 2 * c.bytes, m) + m.u(c.bytes) +
+                       m.l(c.bytes) + m.u(c.ranks * c.bytes) + m.l(c.ranks * c.bytes);
+              })},
          &recursive_doubling},
         {{.name = "bruck",
           .doc = "ceil(log2 N) steps at distance 2^k",
@@ -234,7 +233,7 @@ const AlgorithmTable<AllgatherArgs> kAlgorithms{
                 for (int64_t d = 1; d < c.ranks; d *= 2) {
                   const double blocks = static_cast<double>(std::min<int64_t>(d, c.ranks - d));
                   // Ranges of two or more blocks wrap for some rank.
-                  t += m.u(blocks * c.bytes) + (blocks >= 2 ? m.u(0) : 0) + m.lambda;
+                  t += m.u(blocks * c.bytes) + (blocks >= 2 ? m.u(0) : 0) + m.l(blocks * c.bytes);
                 }
                 return t;
               })},
@@ -252,8 +251,8 @@ const AlgorithmTable<AllgatherArgs> kAlgorithms{
                               cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
                                 if (c.ranks < 2) return 0.0;
-                                return m.u(c.bytes) + m.lambda +
-                                       (c.ranks / 2 - 1) * (m.u(2 * c.bytes) + m.lambda);
+                                return m.u(c.bytes) + m.l(c.bytes) +
+                                       (c.ranks / 2 - 1) * (m.u(2 * c.bytes) + m.l(2 * c.bytes));
                               })},
          &neighbor_exchange},
         {{.name = "gather_bcast",

@@ -112,7 +112,7 @@ const AlgorithmTable<AllgathervArgs> kAlgorithms{
           .cost = closed_form("(P-1) (u(largest block) + L)", "as allgather ring", cost::never,
                               0.05, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                                return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
          &ring},
         {{.name = "gather_bcast",

@@ -132,7 +132,7 @@ const AlgorithmTable<AllreduceArgs> kAlgorithms{
                               [](const CostCase& c, const PortModel& m) {
                                 const int d = cost::floor_log2(c.ranks);
                                 const bool fold = (1 << d) != c.ranks;
-                                return (d + (fold ? 2 : 0)) * (m.u(c.bytes) + m.lambda);
+                                return (d + (fold ? 2 : 0)) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
          [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
            build_recursive_doubling(p, a, a.count * datatype_size(a.dtype));
@@ -144,22 +144,23 @@ const AlgorithmTable<AllreduceArgs> kAlgorithms{
               "(p-1)a + n(p-1)/p b twice (reduce-scatter + allgather) [MPICH]",
               [](const CostCase& c) { return std::fmod(c.bytes, c.ranks) == 0; }, 0.05, false,
               [](const CostCase& c, const PortModel& m) {
-                return 2 * (c.ranks - 1) * (m.u(std::ceil(c.bytes / c.ranks)) + m.lambda);
+                const double chunk = std::ceil(c.bytes / c.ranks);
+                return 2 * (c.ranks - 1) * (m.u(chunk) + m.l(chunk));
               })},
          [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
            build_ring(p, a, a.count * datatype_size(a.dtype));
          }},
         {{.name = "rabenseifner",
           .doc = "recursive-halving reduce-scatter, then recursive-doubling allgather",
-          .cost =
-              closed_form("2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + 2 (u(n) + L) (fold, "
-                          "unfold)",
-                          "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", cost::even_split, 0.3, true,
-                          [](const CostCase& c, const PortModel& m) {
-                            const int p2 = 1 << cost::floor_log2(c.ranks);
-                            const double fold = p2 == c.ranks ? 0 : 2 * (m.u(c.bytes) + m.lambda);
-                            return fold + 2 * cost::halving(p2, c.bytes, m);
-                          })},
+          .cost = closed_form(
+              "2 sum_{i=1}^{log2 P} (u(n / 2^i) + L); other P: + 2 (u(n) + L) (fold, "
+              "unfold)",
+              "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", cost::even_split, 0.3, true,
+              [](const CostCase& c, const PortModel& m) {
+                const int p2 = 1 << cost::floor_log2(c.ranks);
+                const double fold = p2 == c.ranks ? 0 : 2 * (m.u(c.bytes) + m.l(c.bytes));
+                return fold + 2 * cost::halving(p2, c.bytes, m);
+              })},
          [](Plan& p, const AllreduceArgs& a, const AlgorithmSpec&) {
            build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
          }},

@@ -171,7 +171,7 @@ const AlgorithmTable<AlltoallArgs> kAlgorithms{
           .cost = closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [DER]; (P-1)(a+mb) [DER]",
                               cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                                return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                               })},
          &linear},
         {{.name = "pairwise",
@@ -182,7 +182,7 @@ const AlgorithmTable<AlltoallArgs> kAlgorithms{
               "(P-1)(g(m) + L) [DER]: steps do not wait for each other; (p-1)a + nb [MPICH]",
               cost::always, 0, false,
               [](const CostCase& c, const PortModel& m) {
-                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
               })},
          &pairwise},
         {{.name = "bruck",
@@ -196,7 +196,7 @@ const AlgorithmTable<AlltoallArgs> kAlgorithms{
                                   double blocks = 0;
                                   for (int64_t j = 1; j < c.ranks; ++j)
                                     blocks += (j & bit) ? 1 : 0;
-                                  t += m.u(blocks * c.bytes) + m.lambda;
+                                  t += m.u(blocks * c.bytes) + m.l(blocks * c.bytes);
                                 }
                                 return t;
                               })},

@@ -60,7 +60,7 @@ const AlgorithmTable<AlltoallvArgs> kAlgorithms{
           .cost = closed_form("(P-1) u(largest block) + L", "as alltoall pairwise", cost::never,
                               0.05, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                                return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                               })},
          &pairwise},
     }};

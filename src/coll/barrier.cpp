@@ -47,7 +47,7 @@ const AlgorithmTable<BarrierArgs> kAlgorithms{
           .cost = closed_form("ceil(log2 P) (u(0) + L)", "ceil(lgp) a [DER][SEC]", cost::always, 0,
                               false,
                               [](const CostCase& c, const PortModel& m) {
-                                return cost::ceil_log(c.ranks, 2) * (m.u(0) + m.lambda);
+                                return cost::ceil_log(c.ranks, 2) * (m.u(0) + m.l(0));
                               })},
          &dissemination},
         {{.name = "knomial",
@@ -61,7 +61,7 @@ const AlgorithmTable<BarrierArgs> kAlgorithms{
               0.7, true,
               [](const CostCase& c, const PortModel& m) {
                 const int k = cost::radix_of(c);
-                return cost::ceil_log(c.ranks, k) * (k * m.u(0) + 2 * m.lambda + (k - 2) * m.w(0));
+                return cost::ceil_log(c.ranks, k) * (k * m.u(0) + 2 * m.l(0) + (k - 2) * m.w(0));
               })},
          [](Plan& p, const BarrierArgs& a, const AlgorithmSpec& spec) {
            tree_barrier(p, topo::make_tree(topo::Shape::knomial, a.size, 0, spec.radix), a.rank);
@@ -70,7 +70,7 @@ const AlgorithmTable<BarrierArgs> kAlgorithms{
           .doc = "every rank to rank 0, then rank 0 to every rank",
           .cost = closed_form("P u(0) + 2 L + (P-2) w(0)", "none", cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return c.ranks * m.u(0) + 2 * m.lambda + (c.ranks - 2) * m.w(0);
+                                return c.ranks * m.u(0) + 2 * m.l(0) + (c.ranks - 2) * m.w(0);
                               })},
          [](Plan& p, const BarrierArgs& a, const AlgorithmSpec&) {
            tree_barrier(p, topo::make_tree(topo::Shape::flat, a.size, 0), a.rank);

@@ -145,15 +145,15 @@ double scatter_allgather_cost(const CostCase& c, const PortModel& m) {
   };
   if (p == 2) {
     const double scattered = span_bytes(1, 1);
-    return (scattered > 0 ? m.u(scattered) : 0) + m.u(b) + m.lambda;
+    return (scattered > 0 ? m.u(scattered) : 0) + m.u(b) + m.l(b);
   }
   double t = 0;
   for (int i = 0; i < cost::ceil_log(p, 2); ++i) {
     const double first = std::ldexp(1.0, i);
     const double part = span_bytes(first, std::min(first, p - first));
-    if (part > 0) t += m.u(part) + m.lambda;
+    if (part > 0) t += m.u(part) + m.l(part);
   }
-  return t + (p - 1) * (m.u(b) + m.lambda);
+  return t + (p - 1) * (m.u(b) + m.l(b));
 }
 
 const AlgorithmTable<BcastArgs> kAlgorithms{
@@ -163,7 +163,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
           .doc = "the root sends to every rank",
           .cost = closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [REC]", cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                                return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                               })},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec&) {
            down_tree(p, topo::Shape::flat, a);
@@ -172,7 +172,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
           .doc = "each rank forwards the whole message to the next",
           .cost = closed_form("(P-1) (u(m) + L)", "(P-1)(g(m) + L) [REC]", cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                                return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec&) {
            down_tree(p, topo::Shape::chain, a);
@@ -191,7 +191,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
               [](const CostCase& c, const PortModel& m) {
                 const double s = std::min(static_cast<double>(c.spec->segment), c.bytes);
                 const double segments = std::ceil(c.bytes / s);
-                return (segments + c.ranks - 2) * m.u(s) + (c.ranks - 1) * m.lambda;
+                return (segments + c.ranks - 2) * m.u(s) + (c.ranks - 1) * m.l(s);
               })},
          &pipeline},
         {{.name = "binary",
@@ -220,7 +220,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
                               cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
                                 return cost::ceil_log(c.ranks, 2) * m.u(c.bytes) +
-                                       cost::floor_log2(c.ranks) * m.lambda;
+                                       cost::floor_log2(c.ranks) * m.l(c.bytes);
                               })},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec&) {
            down_tree(p, topo::Shape::binomial, a);
@@ -245,7 +245,7 @@ const AlgorithmTable<BcastArgs> kAlgorithms{
                 for (int i = 1; i < d; ++i)
                   below *= k;
                 const double top = std::ceil(c.ranks / below) - 1;
-                return (top + (d - 1) * (k - 1)) * m.u(c.bytes) + d * m.lambda;
+                return (top + (d - 1) * (k - 1)) * m.u(c.bytes) + d * m.l(c.bytes);
               })},
          [](Plan& p, const BcastArgs& a, const AlgorithmSpec& spec) {
            down_tree(p, topo::Shape::knomial, a, spec.radix);

@@ -117,12 +117,12 @@ double kary_gather(int p, int k, double block, const PortModel& m) {
   // P-1 children.
   const int d = kary_height(p, k);
   const int children = std::min(k, p - 1);
-  if (d <= 1) return p <= 1 ? 0 : m.u(block) + m.lambda + (children - 1) * m.w(block);
+  if (d <= 1) return p <= 1 ? 0 : m.u(block) + m.l(block) + (children - 1) * m.w(block);
   double t = 0;
   double subtree = 1;  // ranks in a child's subtree at the current level
   for (int level = 1; level <= d; ++level) {
     const double bytes = subtree * block;
-    t += m.u(bytes) + m.lambda + (children - 1) * m.w(bytes);
+    t += m.u(bytes) + m.l(bytes) + (children - 1) * m.w(bytes);
     subtree = subtree * k + 1;
   }
   return t;
@@ -142,22 +142,22 @@ double kary_bcast(int p, int k, double bytes, const PortModel& m) {
     level *= k;
   }
   const int64_t last_level = p - above;  // ranks on level d (>= 1)
-  const double deep = (d + max_digit_sum(last_level - 1, k)) * m.u(bytes) + d * m.lambda;
-  const double shallow = (d - 1) * (k * m.u(bytes) + m.lambda);
+  const double deep = (d + max_digit_sum(last_level - 1, k)) * m.u(bytes) + d * m.l(bytes);
+  const double shallow = (d - 1) * (k * m.u(bytes) + m.l(bytes));
   return std::max(deep, shallow);
 }
 
 double sum_doubling(int steps, double block, const PortModel& m) {
   double t = 0;
   for (int i = 0; i < steps; ++i)
-    t += m.u(std::ldexp(block, i)) + m.lambda;
+    t += m.u(std::ldexp(block, i)) + m.l(std::ldexp(block, i));
   return t;
 }
 
 double halving(int p, double n, const PortModel& m) {
   double t = 0;
   for (int64_t part = 2; part <= p; part *= 2)
-    t += m.u(n / static_cast<double>(part)) + m.lambda;
+    t += m.u(n / static_cast<double>(part)) + m.l(n / static_cast<double>(part));
   return t;
 }
 

@@ -4,12 +4,15 @@
 //
 // Every form is written over one port model, the simulator's with one worker
 // thread: a rank's sends leave one after another, each holding the sender
-// for u(m); a message reaches its receiver lambda after its sending ended;
+// for u(m); a message reaches its receiver l(m) after its sending ended;
 // receiving costs the receiver nothing but its ingress, which takes w(m) per
 // message in arrival order.
 //
-//   Hockney:  u(m) = alpha + m beta,  w(m) = m beta,  lambda = 0
-//   pLogP:    u(m) = g(m),            w(m) = g(m),    lambda = L
+//   Hockney:  u(m) = alpha + m beta,  w(m) = m beta,  l(m) = 0
+//   pLogP:    u(m) = w(m) = g(m),  l(m) = L; with a measured gap of sends
+//             posted together gp(m) < g(m) (a rendezvous round trip that
+//             such sends overlap), u(m) = w(m) = gp(m) and
+//             l(m) = L + g(m) - gp(m): one message still takes g(m) + L
 //
 // (model/cost.hpp makes both from measured parameters.) Local copies and
 // reductions cost nothing (gamma = 0). A form is exact where its
@@ -29,6 +32,12 @@ struct PortModel {
   std::function<double(double bytes)> u;  // sender occupancy of one message, us
   std::function<double(double bytes)> w;  // ingress occupancy of one message, us
   double lambda = 0;                      // latency, us
+  // The part of a message's own time its sender does not hold the port for
+  // (pLogP: g(m) - gp(m) where sends posted together overlap it); empty: 0.
+  std::function<double(double bytes)> handshake;
+  // The latency of a message of `bytes`: from the end of its sending to its
+  // delivery.
+  double l(double bytes) const { return handshake ? lambda + handshake(bytes) : lambda; }
   // Host terms (docs/tuning.md), measured by `grove probe`; zero/empty when
   // unknown. The forms above never read them: model::predict_us adds call_us
   // to a schedule algorithm's form, and the shared-memory engine's forms

@@ -1,5 +1,8 @@
 #include "coll/gather.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "coll/checks.hpp"
 #include "coll/layout.hpp"
 #include "coll/registry.hpp"
@@ -24,18 +27,29 @@ const AlgorithmTable<GatherArgs> kAlgorithms{
                               "(P-1)(a+mb) [SEC]: there the receiver pays a per message",
                               cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return m.u(c.bytes) + m.lambda + (c.ranks - 2) * m.w(c.bytes);
+                                return m.u(c.bytes) + m.l(c.bytes) + (c.ranks - 2) * m.w(c.bytes);
                               })},
          [](Plan& p, const GatherArgs& a, const AlgorithmSpec&) {
            up_tree(p, a, topo::Shape::flat);
          }},
         {{.name = "binomial",
           .doc = "binomial tree, a subtree's blocks in one message",
-          .cost = closed_form("sum_{i<log2 P} (u(2^i m) + L)", "lgp a + n(p-1)/p b [MPICH]",
-                              cost::power_of_two, 1.0, false,
-                              [](const CostCase& c, const PortModel& m) {
-                                return cost::sum_doubling(cost::ceil_log(c.ranks, 2), c.bytes, m);
-                              })},
+          .cost = closed_form(
+              "sum_{i<ceil(log2 P)} (u(s_i m) + L), s_i = min(2^i, P - 2^i): the root's "
+              "children's subtrees",
+              "lgp a + n(p-1)/p b [MPICH]", cost::power_of_two, 1.0, false,
+              [](const CostCase& c, const PortModel& m) {
+                // The path through child 2^i's subtree is at most the
+                // gathers of the children below it (full, so smaller
+                // doubling sums) and then its own message of s_i blocks.
+                double t = 0;
+                for (int i = 0; i < cost::ceil_log(c.ranks, 2); ++i) {
+                  const double sent =
+                      std::min<double>(std::ldexp(1.0, i), c.ranks - std::ldexp(1.0, i)) * c.bytes;
+                  t += m.u(sent) + m.l(sent);
+                }
+                return t;
+              })},
          [](Plan& p, const GatherArgs& a, const AlgorithmSpec&) {
            up_tree(p, a, topo::Shape::binomial);
          }},

@@ -88,15 +88,15 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
     {
         {{.name = "binomial",
           .doc = "binomial tree to the root",
-          .cost =
-              closed_form("floor(log2 P) (u(n) + L), other P + w(n): the most hops to the root; "
-                          "children arrive apart at powers of two",
-                          "lgp(a + nb + ng) [MPICH]", cost::power_of_two, 0.3, true,
-                          [](const CostCase& c, const PortModel& m) {
-                            // Other P: two children can arrive together; one waits w(n).
-                            const double queue = cost::is_power(c.ranks, 2) ? 0 : m.w(c.bytes);
-                            return cost::floor_log2(c.ranks) * (m.u(c.bytes) + m.lambda) + queue;
-                          })},
+          .cost = closed_form(
+              "floor(log2 P) (u(n) + L), other P + w(n): the most hops to the root; "
+              "children arrive apart at powers of two",
+              "lgp(a + nb + ng) [MPICH]", cost::power_of_two, 0.3, true,
+              [](const CostCase& c, const PortModel& m) {
+                // Other P: two children can arrive together; one waits w(n).
+                const double queue = cost::is_power(c.ranks, 2) ? 0 : m.w(c.bytes);
+                return cost::floor_log2(c.ranks) * (m.u(c.bytes) + m.l(c.bytes)) + queue;
+              })},
          [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
            build_binomial(p, a, a.count * datatype_size(a.dtype));
          }},
@@ -107,7 +107,7 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
               "2lgp a + 2n(p-1)/p b + n(p-1)/p g [MPICH]", cost::even_split, 0.3, true,
               [](const CostCase& c, const PortModel& m) {
                 const int p2 = 1 << cost::floor_log2(c.ranks);
-                const double fold = p2 == c.ranks ? 0 : m.u(c.bytes) + m.lambda;
+                const double fold = p2 == c.ranks ? 0 : m.u(c.bytes) + m.l(c.bytes);
                 return fold + 2 * cost::halving(p2, c.bytes, m);
               })},
          [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {

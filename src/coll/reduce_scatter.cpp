@@ -92,7 +92,7 @@ const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
           .cost = closed_form("(P-1) (u(m) + L), m = one block",
                               "(p-1)a + n(p-1)/p (b+g) [MPICH, pairwise]", cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
-                                return (c.ranks - 1) * (m.u(c.bytes) + m.lambda);
+                                return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
          [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {
            build_ring(p, a, a.count * datatype_size(a.dtype));
@@ -106,9 +106,13 @@ const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
               [](const CostCase& c, const PortModel& m) {
                 const int p2 = 1 << cost::floor_log2(c.ranks);
                 double t = 0;
-                for (int64_t part = 2; part <= p2; part *= 2)
-                  t += m.u(std::ceil(static_cast<double>(c.ranks) / part) * c.bytes) + m.lambda;
-                if (p2 != c.ranks) t += m.u(c.ranks * c.bytes) + m.u(c.bytes) + 2 * m.lambda;
+                for (int64_t part = 2; part <= p2; part *= 2) {
+                  const double sent = std::ceil(static_cast<double>(c.ranks) / part) * c.bytes;
+                  t += m.u(sent) + m.l(sent);
+                }
+                if (p2 != c.ranks)
+                  t +=
+                      m.u(c.ranks * c.bytes) + m.l(c.ranks * c.bytes) + m.u(c.bytes) + m.l(c.bytes);
                 return t;
               })},
          [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {

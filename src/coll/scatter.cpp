@@ -34,7 +34,7 @@ double own_block_copies(const CostCase& c, const PortModel& m) {
   if (kShape == topo::Shape::binomial) relays = cost::ceil_log(c.ranks, 2) - 1;
   if (kShape == topo::Shape::chain) relays = c.ranks - 2;
   const double copy = m.copy(c.bytes);
-  const double round_trip = 2 * (m.u(0) + m.lambda);
+  const double round_trip = 2 * (m.u(0) + m.l(0));
   return std::max(0.0, copy - round_trip) + relays * copy;
 }
 
@@ -46,7 +46,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
           .cost = with_copies(
               closed_form("(P-1) u(m) + L", "(P-1)g(m) + L [REC]", cost::always, 0, false,
                           [](const CostCase& c, const PortModel& m) {
-                            return (c.ranks - 1) * m.u(c.bytes) + m.lambda;
+                            return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                           }),
               "max(0, c(m) - 2 (u(0) + L))", &own_block_copies<topo::Shape::flat>)},
          &down_tree<topo::Shape::flat>},
@@ -68,7 +68,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
                                           [](const CostCase& c, const PortModel& m) {
                                             double t = 0;
                                             for (int j = 1; j < c.ranks; ++j)
-                                              t += m.u(j * c.bytes) + m.lambda;
+                                              t += m.u(j * c.bytes) + m.l(j * c.bytes);
                                             return t;
                                           }),
                               "max(0, c(m) - 2 (u(0) + L)) + (P-2) c(m)",

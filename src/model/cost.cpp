@@ -38,9 +38,11 @@ PortModel hockney_model(double alpha_us, double beta_us_per_byte) {
 PortModel plogp_model(const sim::PlogpTable& table) {
   PortModel m;
   auto shared = std::make_shared<sim::PlogpTable>(table);
-  m.u = [shared](double bytes) { return shared->g_us(bytes); };
-  m.w = [shared](double bytes) { return shared->g_us(bytes); };
+  m.u = [shared](double bytes) { return shared->send_gap_us(bytes); };
+  m.w = m.u;
   m.lambda = table.latency_us();
+  if (table.has_posted_gap())
+    m.handshake = [shared](double bytes) { return shared->handshake_us(bytes); };
   m.call_us = table.call_us();
   m.shm_us = table.shm_us();
   if (!table.has_copy()) return m;

@@ -52,6 +52,7 @@ class Procedure {
     first.orecv = receive_overhead(link_, 0, zero.rtt.median, overhead(), options_);
     first.g_us = result_.g0_us;
     first.flooded = true;
+    first.gp_us = posted_gap(link_, 0, ack_one_way(), overhead(), options_);
     result_.sizes.push_back(first);
 
     const uint64_t beyond = options_.max_bytes * 8;
@@ -84,9 +85,13 @@ class Procedure {
     } else {
       p.g_us = pp.rtt.median - rtt0_ + result_.g0_us;
     }
+    p.gp_us = posted_gap(link_, bytes, ack_one_way(), overhead(), options_);
     p.midpoint = midpoint;
     return p;
   }
+
+  // A release's acknowledgement: one empty message back.
+  double ack_one_way() const { return result_.latency_us + result_.g0_us; }
 
   void add(const SizePoint& p) {
     auto at = std::lower_bound(result_.sizes.begin(), result_.sizes.end(), p.bytes,
@@ -136,7 +141,7 @@ class Procedure {
   }
 
   void release() {
-    const double ack = result_.latency_us + result_.g0_us;
+    const double ack = ack_one_way();
     for (uint64_t bytes : {options_.release_small, options_.release_large}) {
       for (int r = 1; r <= options_.release_copies; ++r) {
         ++planned_;
@@ -180,6 +185,10 @@ sim::PlogpTable ProbeResult::table() const {
                     std::max(0.0, p.orecv.median), std::max(0.0, p.g_us)});
   }
   sim::PlogpTable table = sim::PlogpTable::from_rows(latency_us, std::move(rows));
+  sim::Curve posted;
+  for (const SizePoint& p : sizes)
+    posted.emplace_back(static_cast<double>(p.bytes), std::max(0.0, p.gp_us));
+  table.set_posted_gap(std::move(posted));
   table.set_host_terms(call_us, shm_us, copy);
   table.set_copy_curve(sim::CopyKind::in, copy_in);
   table.set_copy_curve(sim::CopyKind::out, copy_out);

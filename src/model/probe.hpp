@@ -13,6 +13,10 @@
 //   o_r(m)           0 bytes out, m back; wait 1.2 RTT(m) so the reply has
 //                    arrived, then time posting the receive to its completion
 //   g(m)             RTT(m) - RTT(0) + g(0), or flooded at every size
+//   gp(m)            the gap of sends posted together: flat releases of 1
+//                    and 8 copies, their difference over 7 (below g(m)
+//                    where messages in flight together overlap what each
+//                    spends alone: a rendezvous's round trip)
 //   L                RTT(0) / 2 - g(0)
 //   values           the median of the iterations (see Estimate)
 //   sizes            0, then 1 B doubling to max_bytes, then on while g stays
@@ -52,7 +56,8 @@ struct Estimate {
 struct SizePoint {
   uint64_t bytes = 0;
   Estimate rtt, os, orecv;
-  double g_us = 0;  // flooded, or RTT(m) - RTT(0) + g(0)
+  double g_us = 0;   // flooded, or RTT(m) - RTT(0) + g(0)
+  double gp_us = 0;  // the gap of sends posted together
   bool flooded = false;
   bool midpoint = false;  // inserted where the curve bends
 };

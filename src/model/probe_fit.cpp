@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "grove/error.hpp"
+#include "model/probe_steps.hpp"
 
 namespace grove::model::probe {
 namespace {
@@ -143,6 +144,11 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
         p.bytes, r.os_us, r.or_us, r.g_us, p.rtt.median, p.rtt.mean, p.rtt.ci90, p.rtt.min,
         p.rtt.iterations, p.flooded ? ", g flooded" : "", p.midpoint ? ", midpoint" : "");
   }
+  out +=
+      fmt::format("# gp(m), the gap of sends posted together (flat releases of 1 and {} copies)\n",
+                  kPostedCopies);
+  for (const auto& [bytes, us] : table.posted_gap())
+    out += fmt::format("gap_posted {} {:.6f}\n", bytes, us);
   if (!result.host_terms_note.empty()) out += "# host terms: " + result.host_terms_note + "\n";
   if (result.call_us > 0) out += fmt::format("call_us {:.6f}\n", result.call_us);
   if (result.shm_us > 0) out += fmt::format("shm_us {:.6f}\n", result.shm_us);

@@ -46,17 +46,19 @@ Command Command::decode(const std::byte* in, int from) {
   c.rounds = get64(in + 8);
   c.in_bytes = get64(in + 16);
   c.out_bytes = get64(in + 24);
-  if (op != static_cast<uint32_t>(Op::exchange) && op != static_cast<uint32_t>(Op::stop)) {
+  if (op != static_cast<uint32_t>(Op::exchange) && op != static_cast<uint32_t>(Op::stop) &&
+      op != static_cast<uint32_t>(Op::exchange_posted)) {
     throw Error(Errc::protocol, fmt::format("probe: rank {} sent an unknown command {}", from, op));
   }
   c.op = static_cast<Op>(op);
-  if (c.op == Op::exchange && (c.count == 0 || c.count > kMaxCount || c.rounds == 0 ||
-                               c.in_bytes > kMaxBytes || c.out_bytes > kMaxBytes)) {
+  const uint32_t max_count = c.op == Op::exchange_posted ? kMaxPostedCount : kMaxCount;
+  if (c.op != Op::stop && (c.count == 0 || c.count > max_count || c.rounds == 0 ||
+                           c.in_bytes > kMaxBytes || c.out_bytes > kMaxBytes)) {
     throw Error(
         Errc::protocol,
         fmt::format("probe: rank {} sent a command out of bounds (count {}, rounds {}, "
                     "{} B in, {} B out; at most {} messages of {} B)",
-                    from, c.count, c.rounds, c.in_bytes, c.out_bytes, kMaxCount, kMaxBytes));
+                    from, c.count, c.rounds, c.in_bytes, c.out_bytes, max_count, kMaxBytes));
   }
   return c;
 }
@@ -220,6 +222,25 @@ bool Responder::pump() {
       case State::data: {
         if (received_ == current_.count) {
           state_ = State::reply;
+          continue;
+        }
+        if (current_.op == Command::Op::exchange_posted) {
+          if (posted_ops_.empty()) {
+            for (uint32_t i = 0; i < current_.count; ++i) {
+              Op& op = posted_ops_.emplace_back();
+              op.posted = true;
+              transport_.recv(measurer_, channels_.data, data_buffer_.data(),
+                              static_cast<size_t>(current_.in_bytes), &Op::complete, &op);
+            }
+            moved = true;
+          }
+          for (const Op& op : posted_ops_)
+            if (!op.done) return moved;
+          for (const Op& op : posted_ops_)
+            check(op, "a data message");
+          posted_ops_.clear();
+          received_ = current_.count;
+          moved = true;
           continue;
         }
         if (!data_op_.posted) {

@@ -33,7 +33,11 @@
 namespace grove::model::probe {
 
 struct Command {
-  enum class Op : uint32_t { exchange = 1, stop = 2 };
+  // exchange_posted: as exchange, but the peer posts a round's `count`
+  // receives together before any completes, as a collective's receiver does
+  // (a rendezvous sender then waits for no receive to be posted); at most
+  // kMaxPostedCount.
+  enum class Op : uint32_t { exchange = 1, stop = 2, exchange_posted = 3 };
   Op op = Op::exchange;
   uint32_t count = 1;   // messages per round, measurer -> peer
   uint64_t rounds = 1;  // rounds, each ended by one reply
@@ -52,6 +56,7 @@ struct Command {
 // default; --max-size is bounded by this).
 inline constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxCount = 1u << 20;
+inline constexpr uint32_t kMaxPostedCount = 64;
 
 // One message in flight: the completion callback sets `done`.
 struct Op {
@@ -135,8 +140,10 @@ class Responder {
   bool stopping_ = false;  // a stop arrived; stopped once the last reply left
   bool stopped_ = false;
   Op command_op_, data_op_, reply_op_;
+  std::deque<Op> posted_ops_;  // exchange_posted: the round's receives (a deque: Ops never move)
   // Separate buffers: a reply may still be leaving while the next data
-  // message arrives.
+  // message arrives. The receives of one exchange_posted round share the
+  // data buffer: its bytes are not looked at.
   std::vector<std::byte> data_buffer_, reply_buffer_;
   std::byte command_bytes_[Command::kWireBytes] = {};
 };

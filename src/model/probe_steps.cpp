@@ -126,12 +126,19 @@ Flood flood(Link& link, uint64_t bytes, double rtt0, double overhead) {
   }
 }
 
-Estimate flat_release(Link& link, uint64_t bytes, int copies, double ack_one_way, double overhead,
-                      const ProbeOptions& options) {
+namespace {
+
+// `copies` sends posted back to back, timed to the acknowledgement after
+// the last, the peer's receives as `op` says.
+Estimate release_time(Link& link, Command::Op receives, uint64_t bytes, int copies,
+                      double ack_one_way, double overhead, const ProbeOptions& options) {
   std::vector<double> samples;
   for (int batch = 0;; ++batch) {
-    link.command(
-        {.count = static_cast<uint32_t>(copies), .rounds = 1, .in_bytes = bytes, .out_bytes = 0});
+    link.command({.op = receives,
+                  .count = static_cast<uint32_t>(copies),
+                  .rounds = 1,
+                  .in_bytes = bytes,
+                  .out_bytes = 0});
     Op& reply = link.post_reply(0);
     std::vector<Op*> sent;
     const double t0 = link.now_us();
@@ -146,6 +153,22 @@ Estimate flat_release(Link& link, uint64_t bytes, int copies, double ack_one_way
     if (settled(samples, options)) break;
   }
   return estimate(samples);
+}
+
+}  // namespace
+
+Estimate flat_release(Link& link, uint64_t bytes, int copies, double ack_one_way, double overhead,
+                      const ProbeOptions& options) {
+  return release_time(link, Command::Op::exchange, bytes, copies, ack_one_way, overhead, options);
+}
+
+double posted_gap(Link& link, uint64_t bytes, double ack_one_way, double overhead,
+                  const ProbeOptions& options) {
+  constexpr Command::Op kPosted = Command::Op::exchange_posted;
+  const double one = release_time(link, kPosted, bytes, 1, ack_one_way, overhead, options).median;
+  const double many =
+      release_time(link, kPosted, bytes, kPostedCopies, ack_one_way, overhead, options).median;
+  return std::max(0.0, (many - one) / (kPostedCopies - 1));
 }
 
 }  // namespace grove::model::probe

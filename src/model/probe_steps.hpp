@@ -41,4 +41,12 @@ Flood flood(Link& link, uint64_t bytes, double rtt0, double overhead);
 Estimate flat_release(Link& link, uint64_t bytes, int copies, double ack_one_way, double overhead,
                       const ProbeOptions& options);
 
+// Sends posted together (model/probe.hpp's gp(m)).
+inline constexpr int kPostedCopies = 8;
+// gp(m): the gap between sends of `bytes` posted together, from flat
+// releases of 1 and kPostedCopies copies (their difference over
+// kPostedCopies - 1, at least 0).
+double posted_gap(Link& link, uint64_t bytes, double ack_one_way, double overhead,
+                  const ProbeOptions& options);
+
 }  // namespace grove::model::probe

@@ -4,8 +4,9 @@
 # peer libraries.
 #
 #   tune_cli_test.sh GROVE cli                  tune, explain, refusals of bad input
-#   tune_cli_test.sh GROVE probe                a short probe of two ranks: the table's host
-#                                               terms and copy curves, read by sim and explain
+#   tune_cli_test.sh GROVE probe                a short probe of two ranks: the table's gap of
+#                                               sends posted together, host terms and copy
+#                                               curves, read by sim and explain
 #   tune_cli_test.sh GROVE openmpi|mpich PEER   export, then PEER's job runs with the file
 #                                               (PEER empty or missing: skipped, exit 77)
 set -u
@@ -104,6 +105,11 @@ probe)
     fi
     [ "$sizes" = "$want" ] || { cat q.txt; fail "q.txt: $curve sizes '$sizes', not '$want'"; }
   done
+  # The gap of sends posted together at every measured size.
+  rows=$(awk '$1 ~ /^[0-9]+$/ && NF >= 4 {printf "%s%s", sep, $1; sep = " "}' q.txt)
+  gaps=$(awk '$1 == "gap_posted" {printf "%s%s", sep, $2; sep = " "}' q.txt)
+  [ -n "$rows" ] && [ "$rows" = "$gaps" ] ||
+    { cat q.txt; fail "q.txt: gap_posted sizes '$gaps', size rows '$rows'"; }
   grep -q "^shm_us [0-9.]*$" q.txt || { cat q.txt; fail "q.txt: no shm_us"; }
   grep -q "^end$" q.txt || fail "q.txt: no end line"
   # The simulator reads the table (and ignores the host terms) ...

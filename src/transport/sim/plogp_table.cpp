@@ -1,5 +1,6 @@
 #include "transport/sim/plogp_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +24,36 @@ bool parse_number(const std::string& token, double& out) {
   char* end = nullptr;
   out = std::strtod(token.c_str(), &end);
   return !token.empty() && end == token.c_str() + token.size() && std::isfinite(out);
+}
+
+constexpr std::string_view kPostedGap = "gap_posted";
+
+// Checks a (bytes, us) curve made in code; `keyword` names it in errors.
+void check_curve(const Curve& rows, std::string_view keyword) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].first < 0 || rows[i].second < 0)
+      bad("(host terms)", 0, fmt::format("negative {} row", keyword));
+    if (i > 0 && rows[i].first <= rows[i - 1].first)
+      bad("(host terms)", 0, fmt::format("{} sizes must increase from row to row", keyword));
+  }
+}
+
+// One `KEYWORD BYTES US` line into `curve`.
+void parse_curve_line(const std::vector<std::string>& tokens, Curve& curve, std::string_view origin,
+                      int number) {
+  const std::string& keyword = tokens[0];
+  double bytes = 0, us = 0;
+  if (tokens.size() != 3 || !parse_number(tokens[1], bytes) || !parse_number(tokens[2], us) ||
+      bytes < 0 || us < 0) {
+    bad(origin, number,
+        fmt::format("expected '{} <bytes> <microseconds>' with non-negative numbers", keyword));
+  }
+  if (!curve.empty() && bytes <= curve.back().first) {
+    bad(origin, number,
+        fmt::format("{} sizes must increase from row to row ({} after {})", keyword, bytes,
+                    curve.back().first));
+  }
+  curve.emplace_back(bytes, us);
 }
 
 // The curve a table line starts with, if it is one.
@@ -108,20 +139,11 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
       continue;
     }
     if (const std::optional<CopyKind> kind = copy_line(tokens[0])) {
-      const std::string& keyword = tokens[0];
-      double bytes = 0, us = 0;
-      if (tokens.size() != 3 || !parse_number(tokens[1], bytes) || !parse_number(tokens[2], us) ||
-          bytes < 0 || us < 0) {
-        bad(origin, number,
-            fmt::format("expected '{} <bytes> <microseconds>' with non-negative numbers", keyword));
-      }
-      CopyCurve& curve = table.copies_[static_cast<size_t>(*kind)];
-      if (!curve.empty() && bytes <= curve.back().first) {
-        bad(origin, number,
-            fmt::format("{} sizes must increase from row to row ({} after {})", keyword, bytes,
-                        curve.back().first));
-      }
-      curve.emplace_back(bytes, us);
+      parse_curve_line(tokens, table.copies_[static_cast<size_t>(*kind)], origin, number);
+      continue;
+    }
+    if (tokens[0] == kPostedGap) {
+      parse_curve_line(tokens, table.posted_gap_, origin, number);
       continue;
     }
     if (tokens.size() != 4)
@@ -197,6 +219,8 @@ std::string PlogpTable::to_text() const {
       fmt::format("format\t{}\nL\t{}\nbytes\tos_us\tor_us\tg_us\n", kFormat, latency_us_);
   for (const Row& r : rows_)
     out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
+  for (const auto& [bytes, us] : posted_gap_)
+    out += fmt::format("{}\t{}\t{}\n", kPostedGap, bytes, us);
   if (call_us_ > 0) out += fmt::format("call_us\t{}\n", call_us_);
   if (shm_us_ > 0) out += fmt::format("shm_us\t{}\n", shm_us_);
   for (CopyKind kind : kCopyKinds) {
@@ -218,14 +242,18 @@ void PlogpTable::set_host_terms(double call_us, double shm_us, CopyCurve copy) {
 }
 
 void PlogpTable::set_copy_curve(CopyKind kind, CopyCurve rows) {
-  const char* keyword = copy_keyword(kind);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].first < 0 || rows[i].second < 0)
-      bad("(host terms)", 0, fmt::format("negative {} row", keyword));
-    if (i > 0 && rows[i].first <= rows[i - 1].first)
-      bad("(host terms)", 0, fmt::format("{} sizes must increase from row to row", keyword));
-  }
+  check_curve(rows, copy_keyword(kind));
   copies_[static_cast<size_t>(kind)] = std::move(rows);
+}
+
+double PlogpTable::send_gap_us(double bytes) const {
+  const double g = g_us(bytes);
+  return posted_gap_.empty() ? g : std::min(g, interpolate(posted_gap_, bytes));
+}
+
+void PlogpTable::set_posted_gap(Curve rows) {
+  check_curve(rows, kPostedGap);
+  posted_gap_ = std::move(rows);
 }
 
 }  // namespace grove::sim

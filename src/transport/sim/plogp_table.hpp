@@ -11,6 +11,8 @@
 //   bytes   os_us  or_us  g_us   # optional header row
 //   0       1.1    1.0    2.0    # one row per measured size, sizes increasing
 //   1024    1.6    1.5    3.1
+//   gap_posted 1024 2.4          # optional, repeated: gp(m), the gap of sends
+//                                #   posted together (below)
 //   call_us 1.4                  # optional: grove's fixed cost of one call
 //   shm_us  0.5                  # optional: the shared-memory engine's fixed cost
 //   copy    4096   0.2           # optional, repeated: one memcpy of BYTES, us
@@ -30,6 +32,14 @@
 // Lookup interpolates linearly between measured sizes and extrapolates from
 // the last two rows above the largest (as the pLogP benchmark's lookup does);
 // below the smallest size it returns the first row.
+//
+// g(m) is one message's time beyond L (the probe derives it from a round
+// trip). Where sends posted together leave one after another sooner than
+// that, gp(m) < g(m) (a rendezvous: each message's request-and-grant round
+// trip is in g(m), and messages in flight together overlap theirs), a
+// sender is free for its next message after gp(m) and a message still takes
+// g(m) + L: the port model's u(m) = min(g(m), gp(m)) (send_gap_us) and its
+// latency L + g(m) - u(m) (handshake_us). Without gap_posted rows u = g.
 
 #include <cstddef>
 #include <iterator>
@@ -54,7 +64,8 @@ inline constexpr CopyKind kCopyKinds[] = {CopyKind::local, CopyKind::in, CopyKin
 const char* copy_keyword(CopyKind kind);
 
 // (bytes, us) rows, bytes increasing.
-using CopyCurve = std::vector<std::pair<double, double>>;
+using Curve = std::vector<std::pair<double, double>>;
+using CopyCurve = Curve;
 
 class PlogpTable {
  public:
@@ -77,6 +88,13 @@ class PlogpTable {
   double os_us(double bytes) const { return lookup(bytes, &Row::os_us); }
   double or_us(double bytes) const { return lookup(bytes, &Row::or_us); }
   double g_us(double bytes) const { return lookup(bytes, &Row::g_us); }
+  // The gap of sends posted together (gap_posted rows), and the port
+  // model's terms from it (above): without the rows g(m) and 0.
+  bool has_posted_gap() const { return !posted_gap_.empty(); }
+  const Curve& posted_gap() const { return posted_gap_; }
+  double send_gap_us(double bytes) const;
+  double handshake_us(double bytes) const { return g_us(bytes) - send_gap_us(bytes); }
+  void set_posted_gap(Curve rows);
   const std::vector<Row>& rows() const { return rows_; }
   std::string to_text() const;
 
@@ -102,6 +120,7 @@ class PlogpTable {
   double call_us_ = 0;
   double shm_us_ = 0;
   CopyCurve copies_[std::size(kCopyKinds)];  // by CopyKind
+  Curve posted_gap_;
 };
 
 }  // namespace grove::sim

@@ -105,10 +105,20 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
   return cost;
 }
 
-[[gnu::noinline]] Time SimWorld::Impl::compute_wire_time(uint64_t bytes) const {
-  if (config.model == CostModel::plogp)
-    return from_micros(config.plogp->g_us(static_cast<double>(bytes)));
-  return static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
+// pLogP: the port model's gap u(m) (the table's g(m), or the gap of sends
+// posted together where that is shorter) and the rest of g(m), which a
+// message spends after its sender let go: added to its latency.
+[[gnu::noinline]] void SimWorld::Impl::compute_wire_time(uint64_t bytes) {
+  wire_memo_bytes = bytes;
+  extra_latency_memo = 0;
+  if (config.model != CostModel::plogp) {
+    wire_memo = static_cast<Time>(std::llround(static_cast<double>(bytes) * ps_per_byte));
+    return;
+  }
+  const auto m = static_cast<double>(bytes);
+  wire_memo = from_micros(config.plogp->send_gap_us(m));
+  if (config.plogp->has_posted_gap())
+    extra_latency_memo = from_micros(config.plogp->handshake_us(m));
 }
 
 // Stage 1: a worker thread takes the send: the one free first, or worker 0
@@ -191,7 +201,7 @@ void SimWorld::Impl::on_egress_ready(uint32_t id) {
   free = start + wire_time(m.length);
   m.wire = start;
   push(free, EventKind::send_done, id);
-  push(start + latency_ps, EventKind::head_arrival, id);
+  push(start + latency_ps + extra_latency(m.length), EventKind::head_arrival, id);
 }
 
 // Stage 4: the receiving node's ingress, FIFO in order of first-byte arrival.

@@ -114,13 +114,15 @@ struct SimWorld::Impl {
   Time jittered_cost(uint64_t bytes);
   Time wire_time(uint64_t bytes) {
     // Collectives send runs of equal lengths: the last one's time is kept.
-    if (bytes != wire_memo_bytes) {
-      wire_memo_bytes = bytes;
-      wire_memo = compute_wire_time(bytes);
-    }
+    if (bytes != wire_memo_bytes) compute_wire_time(bytes);
     return wire_memo;
   }
-  Time compute_wire_time(uint64_t bytes) const;
+  // What a message of `bytes` adds to the latency (compute_wire_time).
+  Time extra_latency(uint64_t bytes) {
+    if (bytes != wire_memo_bytes) compute_wire_time(bytes);
+    return extra_latency_memo;
+  }
+  void compute_wire_time(uint64_t bytes);
   Time latency() const { return latency_ps; }
   int node_of(int rank) const { return one_per_node ? rank : rank / config.ranks_per_node; }
   // Whether `rank` departed (SimWorld::fail); one test while none has.
@@ -190,6 +192,7 @@ struct SimWorld::Impl {
   bool fast_send;   // plain_copy with overlap: a send with worker 0 free is ready at now + copy_ps
   uint64_t wire_memo_bytes = UINT64_MAX;
   Time wire_memo = 0;
+  Time extra_latency_memo = 0;  // pLogP with gap_posted rows: g(m) - u(m)
   Time recv_ps;
   Time latency_ps;
   Time shm_latency_ps;

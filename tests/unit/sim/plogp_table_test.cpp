@@ -123,5 +123,41 @@ TEST(PlogpTable, BadCopyCurvesAreRefusedNamingTheLineAndTheCurve) {
   EXPECT_THROW(t.set_copy_curve(CopyKind::cma, {{4, -1}}), Error);
 }
 
+TEST(PlogpTable, PostedGapIsTheSendersGapAndTheRestOfGIsLatency) {
+  const auto t = PlogpTable::parse(
+      "format grove-plogp/1\nL 5\n0 1 1 2\n1000 3 2 12\n2000 4 3 22\n"
+      "gap_posted 0 2\ngap_posted 1000 12\ngap_posted 2000 14\nend\n",
+      "g.txt");
+  ASSERT_TRUE(t.has_posted_gap());
+  // Below 1000 B the two agree: no overlap.
+  EXPECT_DOUBLE_EQ(t.send_gap_us(500), 7);
+  EXPECT_DOUBLE_EQ(t.handshake_us(500), 0);
+  // At 1500 B: g 17, gp 13; one message still takes g + L.
+  EXPECT_DOUBLE_EQ(t.send_gap_us(1500), 13);
+  EXPECT_DOUBLE_EQ(t.handshake_us(1500), 4);
+  EXPECT_DOUBLE_EQ(t.send_gap_us(1500) + t.handshake_us(1500), t.g_us(1500));
+  const auto again = PlogpTable::parse(t.to_text(), "round trip");
+  EXPECT_EQ(again.posted_gap(), t.posted_gap());
+  // A gp above g (sends posted together slower than one alone) is not
+  // taken: the sender's gap is never above g.
+  const auto slower =
+      PlogpTable::parse("L 5\n0 1 1 2\n1000 3 2 12\ngap_posted 0 3\ngap_posted 1000 20\n", "s");
+  EXPECT_DOUBLE_EQ(slower.send_gap_us(1000), 12);
+  EXPECT_DOUBLE_EQ(slower.handshake_us(1000), 0);
+  // Without the rows, the gap is g.
+  const auto plain = PlogpTable::parse("L 5\n0 1 1 2\n1000 3 2 12\n", "p");
+  EXPECT_FALSE(plain.has_posted_gap());
+  EXPECT_DOUBLE_EQ(plain.send_gap_us(700), plain.g_us(700));
+  EXPECT_DOUBLE_EQ(plain.handshake_us(700), 0);
+  // Bad rows are refused by line.
+  try {
+    PlogpTable::parse("L 5\n0 1 1 2\ngap_posted 8 1\ngap_posted 8 2\n", "b.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "pLogP table b.txt:4: gap_posted sizes must increase from row to row (8 after 8)");
+  }
+}
+
 }  // namespace
 }  // namespace grove::sim

@@ -224,6 +224,28 @@ TEST(Tune, ScatterPaysTheCopiesOfItsOwnBlockOnItsCriticalPath) {
   EXPECT_DOUBLE_EQ(model::predict_us("scatter", "flat", 2, mib, linear_model()), u(mib) + kL);
 }
 
+TEST(Tune, SegmentsPostedTogetherPayOneHandshakeAndOneMessageStillTakesG) {
+  // g(m) = 2 us + m / (1 KiB/us); sends posted together 1 us + m / (2 KiB/us)
+  // above 8 KiB; L 1 us.
+  const coll::PortModel m = model::plogp_model(sim::PlogpTable::parse(
+      "L 1\n0 1 1 2\n8192 1 1 10\n1048576 1 1 1026\n"
+      "gap_posted 0 2\ngap_posted 8192 10\ngap_posted 16384 9\ngap_posted 1048576 513\n",
+      "t.txt"));
+  auto g = [](double bytes) { return 2 + bytes / 1024; };
+  auto gp = [](double bytes) { return 1 + bytes / 2048; };
+  // A 256 KiB pipeline of 64 KiB segments at 2 ranks: the first segment's
+  // g + L, then three gaps of sends posted together.
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "pipeline:seg=64KiB", 2, 262144, m),
+                   g(65536) + 1 + 3 * gp(65536));
+  // One message of 256 KiB: g + L.
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "flat", 2, 262144, m), g(262144) + 1);
+  // scatter_allgather's two halves, posted together.
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "scatter_allgather", 2, 262144, m),
+                   gp(131072) + g(131072) + 1);
+  // Below 8 KiB nothing overlaps: two segments cost two g.
+  EXPECT_DOUBLE_EQ(model::predict_us("bcast", "pipeline:seg=2KiB", 2, 4096, m), 2 * g(2048) + 1);
+}
+
 TEST(Tune, ShmRowsAreFollowedByTheFastestScheduleForCallsShmCannotTake) {
   // Without the single-copy path, shm cannot take 1 MiB.
   params::ScopedSet off("shm_cma_min_bytes", "0");
