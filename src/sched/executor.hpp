@@ -11,7 +11,8 @@
 // - Copy and reduce steps run inline when ready. On a transport that does
 //   not carry payload (Transport::carries_payload() false: the simulator's
 //   sizes-only mode) they move no bytes, buffers may be null (lengths are
-//   still checked) and no scratch is allocated.
+//   still checked), no scratch is allocated and send/recv are handed null
+//   data pointers (the transport ignores them).
 // - A failed message (truncated, peer failed) marks the execution failed
 //   with a grove::Error naming the step, the peer and the cause; nothing
 //   further is posted.
