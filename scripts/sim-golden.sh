@@ -7,7 +7,8 @@
 #   scripts/sim-golden.sh GROVE OUTDIR
 # writes OUTDIR/N.trace (grove sim --trace), OUTDIR/N.out (the output
 # with --per-rank, without the lines that depend on the machine or on the
-# memory model: wall_s, events_per_s, trace, estimate) and OUTDIR/index
+# memory model: wall_s, events_per_s, trace, estimate, and schedules, which
+# counts how the schedules are held, not what they do) and OUTDIR/index
 # (each run's arguments and exit status). Two builds agree when
 #   diff -r OUTDIR1 OUTDIR2
 # finds nothing. Not a timing measurement (the runs take a few minutes).
@@ -35,7 +36,7 @@ run() {
   local status=0
   "$grove" sim "$@" --per-rank --trace "$out/$i.trace" >"$out/$i.out" 2>&1 || status=$?
   echo "$* -> $status" >>"$out/index"
-  sed -i '/^wall_s\|^events_per_s\|^trace\t\|^estimate/d' "$out/$i.out"
+  sed -i '/^wall_s\|^events_per_s\|^trace\t\|^estimate\|^schedules\t/d' "$out/$i.out"
 }
 "$grove" select --algorithms | awk '
     /^[a-z_]+$/ { coll = $1; next }

@@ -88,6 +88,10 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   const int r = a.rank;
   const Source source = take_source(plan, a);
   const Deps after = Deps().add(source.ready);
+  // Every rank runs the same steps, one block further along: every region
+  // that depends on the rank is one block of the layout (the rotation
+  // below included), the rest is scratch at fixed offsets.
+  plan.set_symmetry(r, n, 1, source.blocks);
   plan.copy(source.block(r), out_block(source, r), after);
   if (n == 1) return;
 
@@ -98,13 +102,14 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   auto slot = [&](int i, int count) {
     return sub_region(work, static_cast<size_t>(i) * b, static_cast<size_t>(count) * b);
   };
-  Deps work_ready;
-  // work[i] = source[(r + i) mod N]: two contiguous pieces.
-  work_ready.add(
-      plan.copy(sub_region(source.all, static_cast<size_t>(r) * b, static_cast<size_t>(n - r) * b),
-                slot(0, n - r), after));
-  work_ready.add(
-      plan.copy(sub_region(source.all, 0, static_cast<size_t>(r) * b), slot(n - r, r), after));
+  // work[i] = source[(r + i) mod N], one block per copy: two copies of
+  // the pieces split at r would be fewer steps, but their lengths depend
+  // on r, so no one schedule would stand for every rank (the simulator
+  // shares it; docs/simulator.md). Joined below, so the first phase waits
+  // on one step.
+  Deps rotation;
+  for (int i = 0; i < n; ++i)
+    rotation.add(plan.copy(source.block(wrap(r + i, n)), slot(i, 1), after));
 
   // The runs of indices with bit k set: [m 2^(k+1) + 2^k, (m+1) 2^(k+1)).
   auto runs = [&](int d) {
@@ -125,8 +130,7 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
 
   // Each step's packing and unpacking are joined into one step, so the next
   // phase depends on one step, not on every copy (N/2 of them).
-  Deps previous_unpack;  // a join, or work_ready before the first step
-  previous_unpack.add(work_ready);
+  Deps previous_unpack{plan.join(rotation)};  // the rotation's join before the first step
   std::optional<StepId> previous_send;
   int step = 0;
   for (int d = 1; d < n; d *= 2, ++step) {

@@ -70,7 +70,7 @@ std::vector<Case> cases() {
                      a.algorithm = parse_algorithm("allgatherv", "ring");
                      return build_allgatherv(a);
                    }});
-    for (const char* algo : {"linear", "pairwise"}) {
+    for (const char* algo : {"linear", "pairwise", "bruck"}) {
       out.push_back({std::string("alltoall ") + algo + place, [in_place, algo](int rank, int size) {
                        AlltoallArgs a;
                        a.rank = rank;

@@ -46,6 +46,8 @@ TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
       {{"reduce_scatter", "ring", 12, 20, 0}, 1, 4},
       {{"alltoall", "pairwise", 11, 24, 0}, 1, 4},
       {{"alltoall", "linear", 9, 8, 0}, 1, 4},
+      {{"alltoall", "bruck", 13, 12, 0}, 1, 4},  // the rotation, block by block
+      {{"alltoall", "bruck", 16, 8, 0}, 1, 4},
   };
   for (const auto& [shape, shared_count, built_count] : cases) {
     const SimJob job = make_sim_job(shape);
@@ -75,6 +77,18 @@ TEST(SimRun, TheEstimateCountsSharedSchedulesExactly) {
   EXPECT_EQ(ring.estimate.messages, static_cast<double>(ring.stats.messages_sent));
   EXPECT_EQ(ring.estimate.bytes, static_cast<double>(ring.stats.bytes_sent));
   EXPECT_GT(ring.estimate.memory, 0);
+  // Bruck's alltoall: one shared schedule, so its counts are exact too.
+  const SimResult bruck = run_on_sim(make_sim_job({"alltoall", "bruck", 37, 512, 0}), config);
+  EXPECT_FALSE(bruck.estimate.sampled);
+  EXPECT_EQ(bruck.schedules_shared, 1u);
+  EXPECT_EQ(bruck.estimate.messages, static_cast<double>(bruck.stats.messages_sent));
+  EXPECT_EQ(bruck.estimate.bytes, static_cast<double>(bruck.stats.bytes_sent));
+  EXPECT_EQ(bruck.estimate.events, static_cast<double>(bruck.stats.events));
+  // Its steps, counted once and standing for all 37 ranks: the own block's
+  // copy, 37 rotation copies and their join; per phase (distances 1 to 32)
+  // 6 joins and messages and the runs packed and unpacked (18 + 9 + 5 + 2 +
+  // 1 + 1 = 36 each way); the last join and 36 copies out: 184.
+  EXPECT_EQ(bruck.estimate.steps, 37.0 * 184);
   // Per-rank schedules: from a sample, so only roughly.
   const SimResult tree = run_on_sim(make_sim_job({"bcast", "binomial", 1000, 64, 0}), config);
   EXPECT_TRUE(tree.estimate.sampled);
