@@ -92,7 +92,7 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   // that depends on the rank is one block of the layout (the rotation
   // below included), the rest is scratch at fixed offsets.
   plan.set_symmetry(r, n, 1, source.blocks);
-  plan.copy(source.block(r), out_block(source, r), after);
+  const std::optional<StepId> own = plan.copy(source.block(r), out_block(source, r), after);
   if (n == 1) return;
 
   // After the rotation work[i] holds the block rank r sends to r + i. Step
@@ -105,11 +105,12 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   // work[i] = source[(r + i) mod N], one block per copy: two copies of
   // the pieces split at r would be fewer steps, but their lengths depend
   // on r, so no one schedule would stand for every rank (the simulator
-  // shares it; docs/simulator.md). Joined below, so the first phase waits
-  // on one step.
-  Deps rotation;
+  // shares it; docs/simulator.md). Each copy follows the one before (they
+  // run in step order anyway), so one is ready at a time, not N: an
+  // execution's ready steps stay few.
+  std::optional<StepId> rotated = source.ready;
   for (int i = 0; i < n; ++i)
-    rotation.add(plan.copy(source.block(wrap(r + i, n)), slot(i, 1), after));
+    rotated = plan.copy(source.block(wrap(r + i, n)), slot(i, 1), Deps().add(rotated));
 
   // The runs of indices with bit k set: [m 2^(k+1) + 2^k, (m+1) 2^(k+1)).
   auto runs = [&](int d) {
@@ -128,43 +129,45 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   const Region outgoing = plan.take_scratch(static_cast<size_t>(max_count) * b);
   const Region incoming = plan.take_scratch(static_cast<size_t>(max_count) * b);
 
-  // Each step's packing and unpacking are joined into one step, so the next
-  // phase depends on one step, not on every copy (N/2 of them).
-  Deps previous_unpack{plan.join(rotation)};  // the rotation's join before the first step
+  // The copies of a phase are chained, one ready at a time (they run in
+  // step order anyway), and the last of a chain stands for all of it, so
+  // the next phase depends on one step, not on every copy (N/2 of them).
+  std::optional<StepId> previous_unpack = rotated;  // the rotation before the first step
   std::optional<StepId> previous_send;
   int step = 0;
   for (int d = 1; d < n; d *= 2, ++step) {
     const std::vector<std::pair<int, int>> pieces = runs(d);
     // Reuses `outgoing` after the previous send; reads work after the
     // previous unpack.
-    const Deps pack_after{plan.join(Deps(previous_unpack).add(previous_send))};
-    Deps packing;
+    std::optional<StepId> packed = plan.join(Deps().add(previous_unpack).add(previous_send));
     size_t at = 0;
     for (auto [first, len] : pieces) {
-      packing.add(plan.copy(slot(first, len),
-                            sub_region(outgoing, at, static_cast<size_t>(len) * b), pack_after));
+      packed = plan.copy(slot(first, len), sub_region(outgoing, at, static_cast<size_t>(len) * b),
+                         Deps().add(packed));
       at += static_cast<size_t>(len) * b;
     }
-    const Deps packed{plan.join(packing)};
     const StepId got =
-        plan.recv(wrap(r - d, n), step, sub_region(incoming, 0, at), previous_unpack);
-    const StepId sent = plan.send(wrap(r + d, n), step, sub_region(outgoing, 0, at), packed);
+        plan.recv(wrap(r - d, n), step, sub_region(incoming, 0, at), Deps().add(previous_unpack));
+    const StepId sent =
+        plan.send(wrap(r + d, n), step, sub_region(outgoing, 0, at), Deps().add(packed));
     // Unpacking overwrites what this step packed, so it follows the packing.
-    const Deps unpack_after{plan.join(Deps(packed).add(got))};
-    Deps unpacking;
+    std::optional<StepId> unpacked = plan.join(Deps().add(packed).add(got));
     at = 0;
     for (auto [first, len] : pieces) {
-      unpacking.add(plan.copy(sub_region(incoming, at, static_cast<size_t>(len) * b),
-                              slot(first, len), unpack_after));
+      unpacked = plan.copy(sub_region(incoming, at, static_cast<size_t>(len) * b), slot(first, len),
+                           Deps().add(unpacked));
       at += static_cast<size_t>(len) * b;
     }
-    previous_unpack = Deps{plan.join(unpacking)};
+    previous_unpack = unpacked;
     previous_send = sent;
   }
   // Block i now came from rank r - i: output[(r - i) mod N] = work[i].
-  const Deps done{plan.join(plan.all_steps())};
+  // Every other step comes before the last unpacking or the last send, so
+  // joining those and the own block's copy waits for all of them; the
+  // copies out are chained like the rotation.
+  std::optional<StepId> copied = plan.join(Deps().add(previous_unpack).add(previous_send).add(own));
   for (int i = 1; i < n; ++i)
-    plan.copy(slot(i, 1), out_block(source, wrap(r - i, n)), done);
+    copied = plan.copy(slot(i, 1), out_block(source, wrap(r - i, n)), Deps().add(copied));
 }
 
 const AlgorithmTable<AlltoallArgs> kAlgorithms{

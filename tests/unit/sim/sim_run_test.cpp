@@ -85,10 +85,11 @@ TEST(SimRun, TheEstimateCountsSharedSchedulesExactly) {
   EXPECT_EQ(bruck.estimate.bytes, static_cast<double>(bruck.stats.bytes_sent));
   EXPECT_EQ(bruck.estimate.events, static_cast<double>(bruck.stats.events));
   // Its steps, counted once and standing for all 37 ranks: the own block's
-  // copy, 37 rotation copies and their join; per phase (distances 1 to 32)
-  // 6 joins and messages and the runs packed and unpacked (18 + 9 + 5 + 2 +
-  // 1 + 1 = 36 each way); the last join and 36 copies out: 184.
-  EXPECT_EQ(bruck.estimate.steps, 37.0 * 184);
+  // copy and 37 rotation copies; per phase (distances 1 to 32) two joins,
+  // two messages and the runs packed and unpacked (18 + 9 + 5 + 2 + 1 + 1 =
+  // 36 each way); the last join and 36 copies out: 1 + 37 + 24 + 72 + 1 +
+  // 36 = 171.
+  EXPECT_EQ(bruck.estimate.steps, 37.0 * 171);
   // Per-rank schedules: from a sample, so only roughly.
   const SimResult tree = run_on_sim(make_sim_job({"bcast", "binomial", 1000, 64, 0}), config);
   EXPECT_TRUE(tree.estimate.sampled);
