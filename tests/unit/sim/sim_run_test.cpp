@@ -10,6 +10,7 @@
 #include "campaigns/sim_jobs.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "model/sim_schedules.hpp"
 #include "transport/sim/trace.hpp"
 
 namespace grove::model {
@@ -96,6 +97,31 @@ TEST(SimRun, TheEstimateCountsSharedSchedulesExactly) {
   const double sent = static_cast<double>(tree.stats.messages_sent);
   EXPECT_GT(tree.estimate.messages, sent / 2);
   EXPECT_LT(tree.estimate.messages, sent * 2);
+}
+
+// Bruck's alltoall at 10,000 ranks and 1 MiB, estimated without running
+// (the run itself takes seconds; docs/simulator.md has its peak): one
+// shared schedule, so exact counts, and far below the 2 GB the simulator
+// aims at (per-rank schedules made it 32 GB, refused).
+TEST(SimRun, BruckAlltoallAtTenThousandRanksIsEstimatedFromOneSchedule) {
+  const SimJob job = make_sim_job({"alltoall", "bruck", 10000, 1 << 20, 0});
+  sim::SimConfig config;
+  config.data = sim::DataMode::sizes;
+  SimSchedules schedules(job);
+  const SimEstimate e = estimate_sim(job, config, schedules);
+  EXPECT_FALSE(e.sampled);
+  EXPECT_EQ(schedules.shared(), 1u);
+  EXPECT_EQ(schedules.built(), 4u);  // the shared one and three checks
+  // One message per rank and phase (14 phases); phase k carries the blocks
+  // whose index j in [1, N) has bit k set.
+  double blocks = 0;
+  for (int bit = 1; bit < 10000; bit *= 2)
+    for (int j = 1; j < 10000; ++j)
+      blocks += (j & bit) != 0 ? 1 : 0;
+  EXPECT_EQ(e.messages, 10000.0 * 14);
+  EXPECT_EQ(e.bytes, 10000.0 * blocks * (1 << 20));
+  EXPECT_LT(e.memory, 1e9);
+  EXPECT_GT(e.memory, 0);
 }
 
 TEST(SimRun, ARunOverTheMemoryLimitIsRefusedWithItsEstimate) {
