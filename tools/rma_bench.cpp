@@ -6,7 +6,8 @@
 // 2 and up in pairs ping-pong 64 KiB point-to-point messages). Raw TSV
 // rows: mode, background, metric, payload, repeat, value; rank 0 prints the
 // median and its 95% bootstrap CI per cell (docs/rma.md), and for rings the
-// path its messages took and how many of its waits slept (`sleeps`).
+// path its messages took, how many of its waits slept (`sleeps`) and how
+// many of those sleeps ran out their time limit (`sleeps_timed_out`).
 
 #include <algorithm>
 #include <chrono>
@@ -67,7 +68,8 @@ class Channel {
   struct Paths {
     uint64_t chunked = 0;
     uint64_t by_descriptor = 0;
-    uint64_t sleeps = 0;  // this rank's waits that slept (LaneStats::sleeps)
+    uint64_t sleeps = 0;            // this rank's waits that slept (LaneStats::sleeps)
+    uint64_t sleeps_timed_out = 0;  // of those sleeps, the ones that ran out their limit
   };
   virtual Paths paths() const { return {}; }
   virtual void close() {}
@@ -105,6 +107,7 @@ class RingChannel final : public Channel {
       p.chunked += s.chunked;
       p.by_descriptor += s.by_descriptor;
       p.sleeps += s.sleeps;
+      p.sleeps_timed_out += s.sleeps_timed_out;
     }
     return p;
   }
@@ -176,7 +179,7 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
       std::max<uint64_t>(1, std::min<uint64_t>(20000, stream_bytes / std::max<size_t>(payload, 1)));
   std::byte ack[8] = {};
   for (int repeat = 0; repeat < args.repeats; ++repeat) {
-    const uint64_t sleeps_before = channel.paths().sleeps;
+    const Channel::Paths paths_before = channel.paths();
     // One-way latency: half of each round trip. Raw mode loses nothing here
     // (one message in flight per lane).
     double total = 0, worst = 0;
@@ -214,8 +217,12 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
       rows.push_back({mode, args.background, "delivered_pct", payload, repeat,
                       100.0 * static_cast<double>(delivered) / static_cast<double>(stream)});
       if (mode != "p2p") {
+        const Channel::Paths paths = channel.paths();
         rows.push_back({mode, args.background, "sleeps", payload, repeat,
-                        static_cast<double>(channel.paths().sleeps - sleeps_before)});
+                        static_cast<double>(paths.sleeps - paths_before.sleeps)});
+        rows.push_back(
+            {mode, args.background, "sleeps_timed_out", payload, repeat,
+             static_cast<double>(paths.sleeps_timed_out - paths_before.sleeps_timed_out)});
       }
     } else {
       for (;;) {

@@ -83,6 +83,10 @@ struct LaneStats {
   // Times a send or receive waiting on this lane (recv_any: on any lane)
   // set its sleeping word to sleep under wait_policy until the peer wakes it.
   uint64_t sleeps = 0;
+  // Of those, sleeps that ran out their time limit (shm_wake_interval_us on
+  // one lane of this host, else wait_block_slice_us) rather than being
+  // woken by the peer: a wake-up missed or late, or a peer silent that long.
+  uint64_t sleeps_timed_out = 0;
 };
 
 class Ring {

@@ -3,8 +3,14 @@
 
 #include "rma/ring_endpoint.hpp"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -137,7 +143,34 @@ void RingEndpoint::State::wake(int peer) {
   group->transport().am_send(peer, kRingWakeup, {});
 }
 
+void RingEndpoint::State::wake_asleep(std::atomic<uint32_t>& word, uint32_t state, int peer) {
+  if (state == kSleepOnFutex) {
+    // Cleared first: the sleeper's futex wait then returns at once even if
+    // this wake comes before it, and the sleeper knows it was woken.
+    if (word.exchange(kAwake, std::memory_order_acq_rel) == kSleepOnFutex) {
+      ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+    }
+    return;
+  }
+  wake(peer);
+}
+
 namespace {
+
+const params::IntParam ring_sleep_look_us{
+    "ring_sleep_look_us", 200, 1, 1000000,
+    "a ring wait asleep on its lane's futex (mapped lane) first sleeps at most this long "
+    "(microseconds) without the membarrier that makes a missed wake-up impossible; the peer's "
+    "wake-up ends it at once, and a wake-up missed by a publisher racing the sleep costs at most "
+    "this (docs/rma.md \"Waiting\")"};
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::microseconds max) {
+  const auto us = std::max<int64_t>(max.count(), 0);
+  timespec limit{static_cast<time_t>(us / 1000000), static_cast<long>((us % 1000000) * 1000)};
+  // Not FUTEX_PRIVATE_FLAG: the word is in memory shared with the peer's
+  // process. EINTR, EAGAIN (the word changed) and timeouts all return.
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &limit, nullptr, 0);
+}
 
 // How a ring call waits: the one wait loop (sched/wait_loop.hpp) over this
 // rank's own memory, with the shared-memory cadence (a poll is a look at a
@@ -146,24 +179,26 @@ namespace {
 // differences: a message arriving chunk by chunk counts as activity, so
 // hybrid's spin window restarts with every chunk and a reader never sleeps
 // in the middle of a message that is moving; and the sleep is on the
-// transport's fd (Transport::block), which the peer's wake-up message ends.
-// Before it sleeps the waiter sets its sleeping words and looks once more
-// (see ring_endpoint.hpp for why no wake-up is missed). Nothing is
-// allocated or formatted unless the wait fails: `what` and `detail` name it
-// then.
+// sleeping word itself (a futex) when the wait is on one mapped lane, else
+// on the transport's fd (Transport::block), which the peer's wake-up message
+// ends. Before it sleeps the waiter sets its sleeping words and looks once
+// more (see ring_endpoint.hpp and docs/rma.md "Waiting" for why no wake-up
+// is missed). Nothing is allocated or formatted unless the wait fails:
+// `what` and `detail` name it then.
 template <class Condition>
 void ring_wait(RingEndpoint::State& s, Condition& condition,
-               std::span<std::atomic<uint32_t>* const> flags, std::span<uint64_t* const> sleeps,
+               std::span<std::atomic<uint32_t>* const> flags, std::span<SleepCounts* const> sleeps,
                std::span<const int> peers, bool through_transport, FunctionRef<std::string()> what,
                FunctionRef<std::string()> detail) {
   struct Waiter : sched::WaiterBase {
     RingEndpoint::State& s;
     Condition& condition;
     std::span<std::atomic<uint32_t>* const> flags;
-    std::span<uint64_t* const> sleeps;
+    std::span<SleepCounts* const> sleeps;
     std::span<const int> peers;
     FunctionRef<std::string()> what;
-    std::chrono::microseconds brief;
+    std::chrono::microseconds brief;  // shm_wake_interval_us
+    bool on_futex;
     uint64_t chunks_seen;
     // The condition consumes what it finds (a message, a slot): once true it
     // is not asked again.
@@ -183,33 +218,97 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
       chunks_seen = s.chunks_copied;
       return active || moved;
     }
+    void count_timeout() {
+      for (SleepCounts* count : sleeps)
+        ++count->timed_out;
+    }
     void sleep(std::chrono::microseconds max) {
-      for (uint64_t* count : sleeps)
-        ++*count;
+      for (SleepCounts* count : sleeps)
+        ++count->slept;
+      if (on_futex) {
+        sleep_on_futex(max);
+      } else {
+        sleep_on_transport(max);
+      }
+    }
+    // One mapped lane: the publisher reads kSleepOnFutex, clears the word
+    // and wakes it (RingEndpoint::State::wake_sleeper). A futex sleep sees
+    // neither transport activity nor failure notices, so it lasts at most
+    // shm_wake_interval_us, as the shared-memory collectives' (docs/wait.md).
+    // First a look of ring_sleep_look_us with only this side's full fence:
+    // a publisher whose seq store was still in its store buffer when it read
+    // the word may miss it, and the look's end finds that message. Then the
+    // peers' barrier (sleep_fence), after which no wake-up is missed.
+    void sleep_on_futex(std::chrono::microseconds max) {
+      std::atomic<uint32_t>* word = flags[0];
+      // Read here, not per wait: only a wait that sleeps needs it.
+      const std::chrono::microseconds look(ring_sleep_look_us.get());
+      max = std::min(max, brief);
+      word->store(kSleepOnFutex, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (!ready()) {
+        const bool look_only = max <= look;
+        futex_sleep(word, std::min(max, look), look_only);
+        if (!look_only && word->load(std::memory_order_acquire) == kSleepOnFutex) {
+          std::chrono::microseconds rest = max - look;
+          if (!sleep_fence()) rest = std::min(rest, look);
+          if (!ready()) futex_sleep(word, rest, true);
+        }
+      }
+      word->store(kAwake, std::memory_order_relaxed);
+    }
+    // A sleep whose word is still set at its end was not woken; `counted`:
+    // it is the sleep's last part, so one that ran out its limit is a
+    // timeout (a signal or a late FUTEX_WAKE can end it earlier).
+    void futex_sleep(std::atomic<uint32_t>* word, std::chrono::microseconds limit, bool counted) {
+      const auto begin = std::chrono::steady_clock::now();
+      futex_wait(word, kSleepOnFutex, limit);
+      if (counted && word->load(std::memory_order_acquire) == kSleepOnFutex &&
+          std::chrono::steady_clock::now() - begin >= limit)
+        count_timeout();
+    }
+    // Several lanes, or a lane through the transport: every publisher (a
+    // mapped one seeing kSleepOnTransport, an unmapped one always) sends the
+    // wake-up message that ends the block.
+    void sleep_on_transport(std::chrono::microseconds max) {
       for (std::atomic<uint32_t>* f : flags)
-        f->store(1, std::memory_order_relaxed);
+        f->store(kSleepOnTransport, std::memory_order_relaxed);
       // Without the peers' barrier a publisher may miss the word: sleep
       // briefly then (rma/handshake_fence.hpp).
       if (!sleep_fence()) max = std::min(max, brief);
-      if (!ready()) s.group->transport().block(s.group->notice_fd(), max);
+      if (!ready()) {
+        const auto begin = std::chrono::steady_clock::now();
+        s.group->transport().block(s.group->notice_fd(), max);
+        if (std::chrono::steady_clock::now() - begin >= max) count_timeout();
+      }
       for (std::atomic<uint32_t>* f : flags)
-        f->store(0, std::memory_order_relaxed);
+        f->store(kAwake, std::memory_order_relaxed);
     }
   };
   const sched::WaitOptions options = sched::wait_options_from_params();
   sched::WaitCadence cadence = sched::local_memory_cadence(options);
   cadence.activity_restarts_spin = true;
   cadence.yield_after_activity = false;
-  cadence.max_sleep = options.block_slice;
+  // `through_transport` is false when this rank maps the peer's memory; a
+  // futex sleeper also needs the peer to map this rank's (its publications
+  // then reach the word), which holds on one host, where UCX maps either
+  // both ways or neither. Were it not so, the peer's wake-up message would
+  // not end the futex sleep and each such sleep would last
+  // shm_wake_interval_us (slower, never stuck).
+  const bool on_futex = !through_transport && flags.size() == 1;
+  cadence.max_sleep = on_futex ? options.shm_wake_interval : options.block_slice;
   if (through_transport) cadence.rounds_per_progress = 1;
-  Waiter waiter{
-      {}, s, condition, flags, sleeps, peers, what, options.shm_wake_interval, s.chunks_copied};
+  Waiter waiter{{},        s,
+                condition, flags,
+                sleeps,    peers,
+                what,      options.shm_wake_interval,
+                on_futex,  s.chunks_copied};
   bool in_time;
   try {
     in_time = sched::wait_loop(waiter, options, cadence);
   } catch (...) {
     for (std::atomic<uint32_t>* f : flags)
-      f->store(0, std::memory_order_relaxed);
+      f->store(kAwake, std::memory_order_relaxed);
     throw;
   }
   if (!in_time) throw Error(Errc::timeout, sched::timeout_message(what(), options.timeout, detail));
@@ -351,7 +450,7 @@ void RingEndpoint::send(int dst, std::span<const std::byte> message) {
   };
   auto sent = [&] { return s.try_send(lane, message); };
   std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
-  uint64_t* const sleeps[] = {&lane.sleeps};
+  SleepCounts* const sleeps[] = {&lane.sleeps};
   const int peers[] = {dst};
   try {
     ring_wait(
@@ -386,7 +485,7 @@ size_t RingEndpoint::recv(int src, std::span<std::byte> out) {
   std::optional<size_t> got;
   auto arrived = [&] { return (got = s.poll(lane, out, true)).has_value(); };
   std::atomic<uint32_t>* const flags[] = {&lane.header->reader_sleeping};
-  uint64_t* const sleeps[] = {&lane.sleeps};
+  SleepCounts* const sleeps[] = {&lane.sleeps};
   const int peers[] = {src};
   ring_wait(
       s, arrived, flags, sleeps, peers, lane.credit_mapped == nullptr,
@@ -466,7 +565,8 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.by_descriptor = o.by_descriptor;
       c.waits = o.waits;
       c.wait_seconds = o.wait_seconds;
-      c.sleeps = o.sleeps;
+      c.sleeps = o.sleeps.slept;
+      c.sleeps_timed_out = o.sleeps.timed_out;
     }
     for (const InLane& in : s.in) {
       if (in.lane != static_cast<int>(i)) continue;
@@ -474,7 +574,8 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.lost = in.lost;
       c.corrupt = in.corrupt;
       c.max_lag = in.max_lag;
-      c.sleeps = in.sleeps;
+      c.sleeps = in.sleeps.slept;
+      c.sleeps_timed_out = in.sleeps.timed_out;
     }
     out.push_back(c);
   }

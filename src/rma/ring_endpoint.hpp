@@ -33,11 +33,15 @@
 //
 // Sleeping: a waiting reader (writer) that may block sets its sleeping word
 // in its own memory before its last check; the peer, after publishing a slot
-// (a credit), reads that word through its mapping and, if set, sends an
-// empty active message whose arrival ends the block. Without a mapping the
+// (a credit), reads that word through its mapping and wakes it: on one
+// mapped lane the waiter sleeps on the word itself (a futex; the peer clears
+// the word and wakes it), otherwise on the transport's fd (the peer sends an
+// empty active message whose arrival ends the block). Without a mapping the
 // peer sends one after every publication. The fences between each side's
 // store and load are asymmetric where the kernel allows: the publisher's is
-// a compiler barrier, the sleeper's a membarrier (rma/handshake_fence.hpp).
+// a compiler barrier, the sleeper's a membarrier (rma/handshake_fence.hpp),
+// which a futex sleeper issues only after a first brief look
+// (docs/rma.md "Waiting").
 
 #include <cstdint>
 #include <memory>
@@ -72,6 +76,12 @@ struct LaneCounters {
   // Either side: waits on this lane that set their sleeping word to sleep
   // (ring_wait; recv_any counts on every incoming lane).
   uint64_t sleeps = 0;
+  // Of those sleeps, the ones that ran out their time limit (the transport's
+  // block returned no earlier than the limit) instead of being ended by the
+  // peer's wake-up: a missed or late wake-up shows here, whether or not the
+  // message had come meanwhile. A waiter whose peer publishes nothing for
+  // longer than the limit sleeps it out too.
+  uint64_t sleeps_timed_out = 0;
 };
 
 class RingEndpoint {

@@ -72,7 +72,15 @@ static_assert(sizeof(SlotHeader) == kSlotHeader);
 
 // Written by the writer, read by the reader: the progress of a message being
 // written in pieces, (seq mod 2^32) << 32 | payload bytes written so far.
-// Then one line written by the reader: 1 while it sleeps waiting for a slot.
+// Then one line written by the reader: its sleeping word (kAwake, or how it
+// sleeps waiting for a slot).
+// A sleeping word's values. kSleepOnFutex: the waiter sleeps on the word
+// itself; the publisher clears it and wakes the futex. kSleepOnTransport: it
+// sleeps on its transport's fd; the publisher sends it a wake-up message.
+inline constexpr uint32_t kAwake = 0;
+inline constexpr uint32_t kSleepOnFutex = 1;
+inline constexpr uint32_t kSleepOnTransport = 2;
+
 struct alignas(kCacheLine) LaneHeader {
   std::atomic<uint64_t> progress;
   char pad0[kCacheLine - 8];
@@ -82,8 +90,8 @@ struct alignas(kCacheLine) LaneHeader {
 static_assert(sizeof(LaneHeader) == 2 * kCacheLine);
 
 // In the writer's memory: the reader's cumulative count of messages it
-// consumed (safe mode), then one line written by the writer: 1 while it
-// sleeps waiting for credits.
+// consumed (safe mode), then one line written by the writer: its sleeping
+// word (kAwake, or how it sleeps waiting for credits).
 struct alignas(kCacheLine) CreditLine {
   std::atomic<uint64_t> acked;
   char pad0[kCacheLine - 8];

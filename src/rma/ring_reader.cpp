@@ -47,9 +47,7 @@ void RingEndpoint::State::send_credit(InLane& lane) {
     lane.acked_sent = lane.delivered;
     lane.credit_mapped->acked.store(lane.delivered, std::memory_order_release);
     publish_fence();
-    if (lane.credit_mapped->writer_sleeping.load(std::memory_order_relaxed) != 0) {
-      wake(lane.spec.src);
-    }
+    wake_sleeper(lane.credit_mapped->writer_sleeping, lane.spec.src);
     return;
   }
   if (lane.delivered == lane.acked_sent) return;

@@ -35,6 +35,12 @@ struct Descriptor {
   uint32_t crc = 0;
 };
 
+// A lane's sleeps (LaneCounters::sleeps, sleeps_timed_out).
+struct SleepCounts {
+  uint64_t slept = 0;      // waits that set their sleeping word and slept
+  uint64_t timed_out = 0;  // sleeps that ran out their time limit
+};
+
 struct OutLane {
   int lane = -1;
   LaneSpec spec;
@@ -58,7 +64,7 @@ struct OutLane {
   uint64_t blocked_seq = 0;                 // the message whose send last found the lane full
   uint64_t waits = 0;
   double wait_seconds = 0;
-  uint64_t sleeps = 0;  // waits that slept
+  SleepCounts sleeps;  // waits that slept, and how their sleeps ended
   // Without a mapping: one slot image per slot, and its puts in flight.
   std::vector<std::byte> staging;
   std::vector<Flight> flights;
@@ -83,7 +89,7 @@ struct InLane {
   CreditLine* credit_mapped = nullptr;  // through a mapping, or null
   uint64_t expected = 1;                // the next message to deliver
   uint64_t delivered = 0, lost = 0, corrupt = 0, max_lag = 0;
-  uint64_t sleeps = 0;        // waits that slept
+  SleepCounts sleeps;         // waits that slept, and how their sleeps ended
   uint64_t last_corrupt = 0;  // the last message counted corrupt
   // A message read while it is being written (chunks): which, into where,
   // how far, and the CRC so far.
@@ -110,7 +116,7 @@ struct RingEndpoint::State {
   // What a recv_any waits on: every incoming lane's sleeping word, sleep
   // counter and writer, and whether one of them goes through the transport.
   std::vector<std::atomic<uint32_t>*> any_flags;
-  std::vector<uint64_t*> any_sleeps;
+  std::vector<SleepCounts*> any_sleeps;
   std::vector<int> any_sources;
   bool any_through_transport = false;
   size_t chunk_bytes = 0;  // ring_chunk_bytes at creation
@@ -156,6 +162,15 @@ struct RingEndpoint::State {
   [[noreturn]] void lapped(InLane& lane, uint64_t found, size_t slot);
 
   void wake(int peer);
+  // After a publication: wakes the peer if `word` (its sleeping word,
+  // through the mapping) says it sleeps: on the word's futex, or on its
+  // transport fd (then by a wake-up message to `peer`).
+  // The load is inline: it runs once per message.
+  void wake_sleeper(std::atomic<uint32_t>& word, int peer) {
+    const uint32_t state = word.load(std::memory_order_relaxed);
+    if (state != kAwake) wake_asleep(word, state, peer);
+  }
+  void wake_asleep(std::atomic<uint32_t>& word, uint32_t state, int peer);
 };
 
 }  // namespace grove::rma

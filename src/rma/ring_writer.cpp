@@ -133,7 +133,7 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   // word, then reads seq): one of the two sees the other's store
   // (rma/handshake_fence.hpp).
   publish_fence();
-  if (lane_header->reader_sleeping.load(std::memory_order_relaxed) != 0) wake(lane.spec.dst);
+  wake_sleeper(lane_header->reader_sleeping, lane.spec.dst);
 }
 
 // Through the transport: the image is built in the slot's staging buffer

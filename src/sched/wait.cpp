@@ -32,6 +32,15 @@ const params::IntParam wait_spin_us_param{
     "wait_spin_us", 50, 0, 10000000,
     "hybrid wait policy: microseconds of fruitless polling before blocking on the fd"};
 
+const params::ChoiceParam wait_oversubscribed_param{
+    "wait_oversubscribed",
+    "spin",
+    {"spin", "sleep"},
+    "the hybrid wait policy on a host running more ranks than it has cores: spin for "
+    "wait_spin_us first, as on a host with a core per rank, or sleep at once, as block does (the "
+    "scheduler runs a rank woken from a sleep ahead of ranks that kept the core busy; "
+    "docs/wait.md has the figures for each)"};
+
 const params::ChoiceParam wait_yield_param{
     "wait_yield",
     "auto",
@@ -123,6 +132,9 @@ WaitOptions wait_options_from_params() {
   const std::string& yield = wait_yield_param.get();
   static const int own_cores = affinity_cores();
   options.oversubscribed = ranks > (told > 0 ? told : own_cores);
+  if (options.policy == WaitPolicy::hybrid && options.oversubscribed &&
+      wait_oversubscribed_param.get() == "sleep")
+    options.policy = WaitPolicy::block;
   options.yield_when_idle =
       yield == "on" ||
       (yield == "auto" && yield_by_default(options.oversubscribed, ranks, own_cores));

@@ -7,7 +7,9 @@
 //   block   progress; when nothing happened, sleep on the transport's fd
 //           (Transport::block) and `extra_fd`
 //   hybrid  spin until `wait_spin_us` pass with nothing happening, then block
-//           (the spin window restarts whenever progress completes something)
+//           (the spin window restarts whenever progress completes something);
+//           on an oversubscribed host, wait_oversubscribed=sleep makes it
+//           block at once (docs/wait.md)
 // The default is `hybrid`; tests with many ranks on few cores use `block` or
 // `lazy` so waiting ranks leave the cores to the others. Every wait runs the
 // one loop of sched/wait_loop.hpp (docs/wait.md).

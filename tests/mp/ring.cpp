@@ -28,13 +28,25 @@
 //   mismatch  rank 0 passes a lane with another depth: every rank gets
 //             Errc::mismatch naming the lane.
 //   zero      a lane of depth 0: a named error on every rank.
+//   wake      ranks 0 and 1 (others idle): rank 0 writes 20 messages, each
+//             after a 20 ms pause, so rank 1 is asleep in recv when it
+//             comes; then rank 0 writes 21 messages into a depth-1 lane
+//             while rank 1 pauses 20 ms before each recv, so rank 0 sleeps
+//             on credits. Exact bytes and counts; run with
+//             shm_wake_interval_us and wait_block_slice_us of 1 s, so a
+//             sleep that runs out its limit is one the peer's publication
+//             did not end within a second: none may (sleeps_timed_out = 0
+//             on both sides), and both sides slept at least once (a wait
+//             that began before a 20 ms pause). Prints each side's counts.
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -372,6 +384,68 @@ void errors(Comm& world) {
   ring.close();
 }
 
+// Sleeps that the peer's publication must end (the "wake" mode above).
+void wake(Comm& world) {
+  const int me = world.rank();
+  const int n = 20;
+  const auto pause = std::chrono::milliseconds(20);
+  std::vector<std::byte> in(64);
+  auto lane_stats = [](const Ring& ring, int src, int dst) {
+    for (const grove::LaneStats& s : ring.stats()) {
+      if (s.src == src && s.dst == dst) return s;
+    }
+    throw std::runtime_error(fmt::format("no stats for lane {} -> {}", src, dst));
+  };
+  {
+    // The reader sleeps in recv.
+    Ring ring(world, {{0, 1, 4, 64}}, RingMode::safe);
+    for (int i = 1; i <= n && me < 2; ++i) {
+      if (me == 0) {
+        std::this_thread::sleep_for(pause);
+        ring.send(1, message(0, static_cast<uint64_t>(i), 40));
+      } else {
+        const size_t got = ring.recv(0, in);
+        expect_message("wake reader", in.data(), got, 0, static_cast<uint64_t>(i), 40);
+      }
+    }
+    if (me == 1) {
+      const grove::LaneStats s = lane_stats(ring, 0, 1);
+      std::printf("rank 1 reader: delivered %llu, sleeps %llu, timed out %llu\n",
+                  static_cast<unsigned long long>(s.delivered),
+                  static_cast<unsigned long long>(s.sleeps),
+                  static_cast<unsigned long long>(s.sleeps_timed_out));
+      if (s.delivered != static_cast<uint64_t>(n) || s.sleeps == 0 || s.sleeps_timed_out != 0)
+        throw std::runtime_error("wake reader: counts wrong");
+    }
+    world.barrier();
+    ring.close();
+  }
+  {
+    // The writer sleeps on credits: one slot, and the reader pauses.
+    Ring ring(world, {{0, 1, 1, 64}}, RingMode::safe);
+    for (int i = 1; i <= n + 1 && me < 2; ++i) {
+      if (me == 0) {
+        ring.send(1, message(0, static_cast<uint64_t>(i), 24));
+      } else {
+        std::this_thread::sleep_for(pause);
+        const size_t got = ring.recv(0, in);
+        expect_message("wake writer", in.data(), got, 0, static_cast<uint64_t>(i), 24);
+      }
+    }
+    if (me == 0) {
+      const grove::LaneStats s = lane_stats(ring, 0, 1);
+      std::printf("rank 0 writer: sent %llu, waits %llu, sleeps %llu, timed out %llu\n",
+                  static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.waits),
+                  static_cast<unsigned long long>(s.sleeps),
+                  static_cast<unsigned long long>(s.sleeps_timed_out));
+      if (s.sent != static_cast<uint64_t>(n + 1) || s.sleeps == 0 || s.sleeps_timed_out != 0)
+        throw std::runtime_error("wake writer: counts wrong");
+    }
+    world.barrier();
+    ring.close();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -391,6 +465,11 @@ int main(int argc, char** argv) {
                    [&] { Ring ring(world, lanes, RingMode::safe); });
       world.barrier();
       if (world.rank() == 0) std::printf("ring mismatch ok\n");
+      return 0;
+    }
+    if (mode == "wake") {
+      wake(world);
+      if (world.rank() == 0) std::printf("ring wake ok\n");
       return 0;
     }
     if (mode == "zero") {

@@ -611,6 +611,28 @@ add_test(NAME rma.ring.zero_depth
          COMMAND ${GROVE_EXPECT} 0 --match "zero depth: invalid argument: rank 1: ring: lane 0 -> 1 \\(depth 0, capacity 64 B\\): depth 0 \\(a lane needs at least one slot\\); no ring was created"
                  --match "ring zero ok"
                  -- ${GROVE_TOOL} run -n 2 --param wait_policy=block $<TARGET_FILE:mp_ring> zero)
+# A sleeping reader (then a writer sleeping on credits) is woken by its
+# peer's publication: no sleep runs out its 1 s limit. Both ways of
+# sleeping on a mapped lane: a short look then the membarrier and the rest
+# (default), and one look covering the whole sleep; and with 4 ranks, where
+# two idle ranks make the host oversubscribed on 2 cores.
+foreach(variant default look n4)
+  set(args -n 2)
+  if(variant STREQUAL "look")
+    list(APPEND args --param ring_sleep_look_us=1000000)
+  elseif(variant STREQUAL "n4")
+    set(args -n 4)
+  endif()
+  add_test(NAME rma.ring.wake.${variant}
+           COMMAND ${GROVE_EXPECT} 0 --match "rank 1 reader: delivered 20, sleeps [1-9][0-9]*, timed out 0"
+                   --match "rank 0 writer: sent 21, waits [0-9]+, sleeps [1-9][0-9]*, timed out 0"
+                   --match "ring wake ok"
+                   --absent "FAILED|finalize barrier failed|exited with code"
+                   -- ${GROVE_TOOL} run ${args} --param wait_policy=block
+                   --param shm_wake_interval_us=1000000 --param wait_block_slice_us=1000000
+                   $<TARGET_FILE:mp_ring> wake)
+  set_tests_properties(rma.ring.wake.${variant} PROPERTIES TIMEOUT 60)
+endforeach()
 set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
 # `grove rma-bench` runs end to end with tiny settings (no timing is checked),
 # ring payloads below, at and above ring_direct_bytes: through mappings in

@@ -468,11 +468,14 @@ TEST(RingChecks, ChunkedWritesArriveExact) {
 
 // A reader that sleeps (wait_policy=block) in recv, on its own thread, is
 // woken by the writer's publication and gets the message; it announced one
-// sleep (stats' sleeps), the writer none. The writer publishes only once
-// the reader's sleeping word is up, so the wake-up is the writer's to send.
+// sleep (stats' sleeps), which did not run out its limit, the writer none.
+// The writer publishes only once the reader's sleeping word is up, so the
+// wake-up is the writer's to send: through the mapping on the word's futex,
+// through puts by a wake-up message to the transport's fd.
 TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
   params::ScopedSet policy("wait_policy", "block");
   params::ScopedSet slice("wait_block_slice_us", "10000000");  // no waking by the clock
+  params::ScopedSet futex_slice("shm_wake_interval_us", "1000000");
   for (bool mapped : {true, false}) {
     SCOPED_TRACE(mapped ? "mapped" : "put/get");
     Rig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
@@ -485,14 +488,16 @@ TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (lane_header->reader_sleeping.load() == 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
-    EXPECT_EQ(lane_header->reader_sleeping.load(), 1u) << "the reader never went to sleep";
+    EXPECT_EQ(lane_header->reader_sleeping.load(), mapped ? kSleepOnFutex : kSleepOnTransport)
+        << "the reader never went to sleep";
     rig.ends[0]->send(1, message(0, 1, 3000));
     receiver.join();
     ASSERT_EQ(got, 3000u);
     EXPECT_TRUE(std::equal(out.begin(), out.begin() + 3000, message(0, 1, 3000).begin()));
     EXPECT_EQ(rig.counters(1, 0, 1).sleeps, 1u);
+    EXPECT_EQ(rig.counters(1, 0, 1).sleeps_timed_out, 0u);
     EXPECT_EQ(rig.counters(0, 0, 1).sleeps, 0u);
-    EXPECT_EQ(lane_header->reader_sleeping.load(), 0u) << "left set after the wait";
+    EXPECT_EQ(lane_header->reader_sleeping.load(), kAwake) << "left set after the wait";
   }
 }
 

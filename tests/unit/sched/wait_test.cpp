@@ -87,6 +87,27 @@ TEST(Wait, AutoYieldFollowsOversubscriptionAndBinding) {
   set_host_load(1, 0);
 }
 
+// wait_oversubscribed=sleep: hybrid blocks at once on an oversubscribed
+// host only; other policies and hosts with a core per rank are unchanged;
+// the default (spin) keeps hybrid everywhere.
+TEST(Wait, OversubscribedHybridSleepsWhenAsked) {
+  EXPECT_EQ(params::Registry::global().get("wait_oversubscribed").spec.default_value, "spin");
+  params::ScopedSet hybrid("wait_policy", "hybrid");
+  set_host_load(8, 2);
+  EXPECT_EQ(wait_options_from_params().policy, WaitPolicy::hybrid);
+  {
+    params::ScopedSet sleep("wait_oversubscribed", "sleep");
+    EXPECT_EQ(wait_options_from_params().policy, WaitPolicy::block);
+    set_host_load(2, 2);
+    EXPECT_EQ(wait_options_from_params().policy, WaitPolicy::hybrid);
+    set_host_load(8, 2);
+    params::ScopedSet spin("wait_policy", "spin");
+    EXPECT_EQ(wait_options_from_params().policy, WaitPolicy::spin);
+  }
+  EXPECT_EQ(wait_options_from_params().policy, WaitPolicy::hybrid);
+  set_host_load(1, 0);
+}
+
 TEST(Wait, TimeoutNamesTheOperation) {
   for (const char* policy : {"spin", "lazy", "block", "hybrid"}) {
     params::ScopedSet p("wait_policy", policy);
