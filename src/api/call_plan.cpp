@@ -105,7 +105,6 @@ void PlanCache::refresh_front() {
   front_.generation = plan.params_generation;
   front_.blocking = plan.blocking;
   front_.shm_route = plan.shm_route;
-  front_.blocking_refused = !plan.blocking_error.empty();
   front_.plan = &lru_.front();
 }
 

@@ -105,8 +105,9 @@ struct CallPlan {
 class PlanCache {
  public:
   // The most recent plan's key and what a blocking call of its shape does,
-  // in one place: a repeated blocking call reads only this (hot()), not
-  // the list, the plan or the parameters. Shapes with lists are never
+  // in one place: a repeated blocking call on shared memory reads only
+  // this (hot()), not the list, the plan or the parameters; one that is
+  // refused or runs a schedule goes on to the plan. Shapes with lists are never
   // here (their key is not a few words); a plan whose shape has lists
   // leaves `head` at kNoHead.
   struct Front {
@@ -117,7 +118,6 @@ class PlanCache {
     uint64_t generation = 0;  // the plan's params_generation
     CallPlan::Blocking blocking = CallPlan::Blocking::schedule;
     shm::Route shm_route = shm::Route::none;
-    bool blocking_refused = false;  // blocking_error is not empty
     const std::shared_ptr<const CallPlan>* plan = nullptr;
   };
 
