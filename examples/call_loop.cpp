@@ -6,8 +6,9 @@
 // gives medians with confidence intervals).
 //
 // Usage: example_call_loop COLLECTIVE BYTES CALLS [WARMUP]
-//   COLLECTIVE: bcast, barrier, allreduce (BYTES of uint8 sums), gather,
-//   allgather, alltoall (BYTES per rank or block).
+//   COLLECTIVE: bcast, barrier, allreduce and reduce (BYTES of uint8 sums,
+//   to root 0), gather, scatter (root 0), allgather, alltoall (BYTES per rank
+//   or block).
 
 #include <chrono>
 #include <cstdio>
@@ -52,8 +53,12 @@ int main(int argc, char** argv) {
       call = [&] { world.barrier(); };
     } else if (collective == "allreduce") {
       call = [&] { world.allreduce(mine, one, grove::Datatype::uint8, grove::ReduceOp::sum); };
+    } else if (collective == "reduce") {
+      call = [&] { world.reduce(mine, one, grove::Datatype::uint8, grove::ReduceOp::sum, 0); };
     } else if (collective == "gather") {
       call = [&] { world.gather(mine, recv, 0); };
+    } else if (collective == "scatter") {
+      call = [&] { world.scatter(send, one, 0); };
     } else if (collective == "allgather") {
       call = [&] { world.allgather(mine, recv); };
     } else if (collective == "alltoall") {

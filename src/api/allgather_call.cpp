@@ -20,8 +20,8 @@ std::string describe_allgather(const detail::CallPlan& plan, const sched::Buffer
 // `send` empty and in place: the own block is already in `recv`.
 class AllgatherCall final : public detail::Call {
  public:
-  AllgatherCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-                bool in_place)
+  [[gnu::always_inline]] AllgatherCall(const Comm& comm, std::span<const std::byte> send,
+                                       std::span<std::byte> recv, bool in_place)
       : Call(comm), send_(send), recv_(recv), in_place_(in_place) {
     detail::CommState& s = state();
     const auto n = static_cast<size_t>(s.size());
@@ -49,8 +49,8 @@ class AllgatherCall final : public detail::Call {
   std::string algorithm_text(const coll::AlgorithmSpec& spec) const override {
     return coll::describe_allgather(spec);
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::allgather(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::allgather(group, route, in_place_ ? std::span<const std::byte>{} : send_, recv_);
   }
   bool run_hier(detail::Hierarchy& h) const override {
     return detail::hier_allgather(h, in_place_ ? std::span<const std::byte>{} : send_, recv_);

@@ -20,8 +20,9 @@ std::string describe_allreduce(const detail::CallPlan& plan, const sched::Buffer
 
 class AllreduceCall final : public detail::Call {
  public:
-  AllreduceCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-                Datatype type, ReduceOp op, bool in_place)
+  [[gnu::always_inline]] AllreduceCall(const Comm& comm, std::span<const std::byte> send,
+                                       std::span<std::byte> recv, Datatype type, ReduceOp op,
+                                       bool in_place)
       : Call(comm), send_(send), recv_(recv), type_(type), op_(op), in_place_(in_place) {
     detail::CommState& s = state();
     detail::check_op(s, "allreduce", type, op);
@@ -29,13 +30,13 @@ class AllreduceCall final : public detail::Call {
       detail::check_length(s, "allreduce", "the receive buffer", recv.size(), send.size());
       detail::check_disjoint(s, "allreduce", send, recv);
     }
-    detail::check_multiple(s, "allreduce", in_place ? "the in-place buffer" : "the send buffer",
-                           recv.size(), datatype_size(type), datatype_name(type));
+    const size_t count = detail::check_elements(
+        s, "allreduce", in_place ? "the in-place buffer" : "the send buffer", recv.size(), type);
     shape = {.collective = detail::Collective::allreduce,
              .in_place = in_place,
              .dtype = type,
              .op = op,
-             .count = recv.size() / datatype_size(type)};
+             .count = count};
     buffers = detail::user_buffers(in_place ? std::span<const std::byte>{} : send, recv);
     describe = &describe_allreduce;
     has_shm = !recv.empty();
@@ -47,9 +48,9 @@ class AllreduceCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_allreduce(args(spec));
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::allreduce(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_, type_,
-                          op_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::allreduce(group, route, in_place_ ? std::span<const std::byte>{} : send_, recv_,
+                          type_, op_);
   }
   bool run_hier(detail::Hierarchy& h) const override {
     return detail::hier_allreduce(h, in_place_ ? std::span<const std::byte>{} : send_, recv_, type_,

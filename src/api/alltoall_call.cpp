@@ -18,8 +18,8 @@ std::string describe_alltoall(const detail::CallPlan& plan, const sched::Buffers
 
 class AlltoallCall final : public detail::Call {
  public:
-  AlltoallCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-               bool in_place)
+  [[gnu::always_inline]] AlltoallCall(const Comm& comm, std::span<const std::byte> send,
+                                      std::span<std::byte> recv, bool in_place)
       : Call(comm), send_(send), recv_(recv), in_place_(in_place) {
     detail::CommState& s = state();
     const auto n = static_cast<size_t>(s.size());
@@ -42,8 +42,8 @@ class AlltoallCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_alltoall(args(spec));
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::alltoall(&group, in_place_ ? std::span<const std::byte>{} : send_, recv_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::alltoall(group, route, in_place_ ? std::span<const std::byte>{} : send_, recv_);
   }
 
  private:

@@ -17,7 +17,7 @@ std::string describe_barrier(const detail::CallPlan& plan, const sched::Buffers&
 
 class BarrierCall final : public detail::Call {
  public:
-  explicit BarrierCall(const Comm& comm) : Call(comm) {
+  [[gnu::always_inline]] explicit BarrierCall(const Comm& comm) : Call(comm) {
     shape = {.collective = detail::Collective::barrier};
     describe = &describe_barrier;
     has_shm = true;  // no bytes: fits every segment
@@ -27,7 +27,10 @@ class BarrierCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_barrier(args(spec));
   }
-  bool run_shm(shm::Group& group) const override { return shm::barrier(&group); }
+  bool run_shm(shm::Group& group, shm::Route) const override {
+    shm::barrier(group);
+    return true;
+  }
   bool run_hier(detail::Hierarchy& h) const override { return detail::hier_barrier(h); }
 
  private:

@@ -17,7 +17,7 @@ std::string describe_bcast(const detail::CallPlan& plan, const sched::Buffers&) 
 
 class BcastCall final : public detail::Call {
  public:
-  BcastCall(const Comm& comm, std::span<std::byte> buffer, int root)
+  [[gnu::always_inline]] BcastCall(const Comm& comm, std::span<std::byte> buffer, int root)
       : Call(comm), buffer_(buffer), root_(root) {
     detail::check_root(state(), "bcast", root);
     shape = {.collective = detail::Collective::bcast, .root = root, .count = buffer.size()};
@@ -32,7 +32,9 @@ class BcastCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_bcast(args(spec));
   }
-  bool run_shm(shm::Group& group) const override { return shm::bcast(&group, buffer_, root_); }
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::bcast(group, route, buffer_, root_);
+  }
   bool run_hier(detail::Hierarchy& h) const override {
     return detail::hier_bcast(h, buffer_, root_);
   }

@@ -56,6 +56,12 @@ void resolve(const Call& call, CallPlan& plan) {
     plan.blocking = name == "shm"    ? CallPlan::Blocking::shm
                     : name == "hier" ? CallPlan::Blocking::hier
                                      : CallPlan::Blocking::schedule;
+    // Selection chose shm only where shm_refusal found none: the route is
+    // slots or single copy.
+    if (plan.blocking == CallPlan::Blocking::shm) {
+      plan.shm_route = call.state().shm->route(call.shm_slot_bytes, call.shm_message_bytes,
+                                               call.has_shm_single_copy);
+    }
   } catch (const Error& e) {
     plan.blocking_error = e.what();
   }
@@ -86,10 +92,11 @@ const std::shared_ptr<const CallPlan>& plan_of(const Call& call) {
   return plan_call(call.state(), call.shape, [&call](CallPlan& plan) { resolve(call, plan); });
 }
 
-void run_blocking(const Call& call) {
-  const std::shared_ptr<const CallPlan>& plan = plan_of(call);
+void run_blocking_planned(const Call& call, const PlanCache::Front* front) {
+  const std::shared_ptr<const CallPlan>& plan = front != nullptr ? *front->plan : plan_of(call);
   if (!plan->blocking_error.empty()) refuse(call.state(), plan->blocking_error);
-  if (plan->blocking == CallPlan::Blocking::shm && call.run_shm(*call.state().shm)) return;
+  if (plan->blocking == CallPlan::Blocking::shm && call.run_shm(*call.state().shm, plan->shm_route))
+    return;
   if (plan->blocking == CallPlan::Blocking::hier && call.run_hier(*call.state().hierarchy)) return;
   if (!plan->schedule_error.empty()) refuse(call.state(), plan->schedule_error);
   Operation operation(call.state_ptr(), plan, call.buffers);
@@ -131,15 +138,6 @@ std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm
   if (!plan->schedule_error.empty()) refuse(*comm, plan->schedule_error);
   return std::allocate_shared<Operation>(RecyclingAllocator<Operation>{}, comm, std::move(plan),
                                          buffers);
-}
-
-sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output) {
-  sched::Buffers buffers;
-  buffers.input = input.data();
-  buffers.input_length = input.size();
-  buffers.output = output.data();
-  buffers.output_length = output.size();
-  return buffers;
 }
 
 }  // namespace grove::detail

@@ -13,11 +13,13 @@
 //
 // The plan (api/call_plan.hpp) is resolved once per shape and parameter
 // generation: selection (coll/select.hpp) for a blocking and for a
-// non-blocking call, the schedule, the stamp. A repeated call of one shape
-// costs a few compares (a hash lookup when it is not among the most recent
-// shapes), one Operation in recycled memory and one pooled
-// execution state (or, on shared memory, none of these); nothing is parsed,
-// formatted or allocated.
+// non-blocking call, the shared-memory route, the schedule, the stamp. A
+// repeated call of one shape costs a few compares (a hash lookup when it is
+// not among the most recent shapes), one Operation in recycled memory and
+// one pooled execution state (or, on shared memory, none of these);
+// nothing is parsed, formatted or allocated. A repeated blocking call on
+// shared memory compares its shape with the cache's front entry
+// (PlanCache::hot) and runs: that much is inline here.
 
 #include <memory>
 #include <span>
@@ -27,6 +29,7 @@
 #include "api/comm_state.hpp"
 #include "api/operation.hpp"
 #include "coll/select.hpp"
+#include "core/params.hpp"
 #include "grove/comm.hpp"
 #include "grove/request.hpp"
 
@@ -36,6 +39,9 @@ class Group;
 
 namespace grove::detail {
 
+// A front end's constructor is [[gnu::always_inline]]: with run_blocking
+// inline too, the shape's constant fields reach the plan cache's compare
+// as constants and the call's own fields stay in registers.
 class Call {
  public:
   // `comm` outlives the call (a Call is a temporary of one Comm member
@@ -52,9 +58,11 @@ class Call {
   virtual coll::CallFacts facts() const = 0;
   // This rank's schedule of `spec` (resolved by selection).
   virtual sched::Schedule build(const coll::AlgorithmSpec& spec) const = 0;
-  // Runs the call on the communicator's shared-memory segment; false (with
-  // nothing touched) when it does not fit there after all.
-  virtual bool run_shm(shm::Group& /*group*/) const { return false; }
+  // Runs the call on the communicator's shared-memory segment by `route`
+  // (the plan's, decided by Group::route of shm_slot_bytes,
+  // shm_message_bytes and has_shm_single_copy); false (with nothing
+  // touched) when it does not run there after all.
+  virtual bool run_shm(shm::Group& /*group*/, shm::Route /*route*/) const { return false; }
   // Runs the call by the hierarchical algorithm (api/hierarchy.hpp); false
   // when the collective has no such form.
   virtual bool run_hier(Hierarchy& /*hierarchy*/) const { return false; }
@@ -86,7 +94,23 @@ class Call {
 // The plan of `call`'s shape (cached; see plan_call).
 const std::shared_ptr<const CallPlan>& plan_of(const Call& call);
 
-void run_blocking(const Call& call);
+// run_blocking after the front entry's check: `front` is the cache's front
+// entry when it is the call's plan (PlanCache::hot), else null.
+void run_blocking_planned(const Call& call, const PlanCache::Front* front);
+
+// Inline so that a front end's call (a temporary of a final class) is
+// dispatched directly: a repeated blocking call on shared memory costs the
+// front entry's compare and the run.
+inline void run_blocking(const Call& call) {
+  CommState& comm = call.state();
+  const PlanCache::Front* front = comm.cache.hot(call.shape, params::generation());
+  if (front != nullptr && front->blocking == CallPlan::Blocking::shm &&
+      call.run_shm(*comm.shm, front->shm_route)) {
+    return;
+  }
+  run_blocking_planned(call, front);
+}
+
 Request start(const Call& call);
 Persistent persistent(const Call& call);
 
@@ -106,6 +130,8 @@ std::shared_ptr<Operation> make_operation(const std::shared_ptr<CommState>& comm
 
 // The executor's view of a call's user buffers; an empty span stands for a
 // buffer the call does not use on this rank (in place, or not the root).
-sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output);
+inline sched::Buffers user_buffers(std::span<const std::byte> input, std::span<std::byte> output) {
+  return {input.data(), input.size(), output.data(), output.size()};
+}
 
 }  // namespace grove::detail

@@ -60,7 +60,10 @@ const std::shared_ptr<const CallPlan>* PlanCache::find(const CallShape& shape) {
   for (int i = 0; i < kRecentScan && recent != lru_.end(); ++i, ++recent) {
     if ((*recent)->shape == shape) {
       ++hits_;
-      if (i > 0) lru_.splice(lru_.begin(), lru_, recent);
+      if (i > 0) {
+        lru_.splice(lru_.begin(), lru_, recent);
+        refresh_front();
+      }
       return &lru_.front();
     }
   }
@@ -71,6 +74,7 @@ const std::shared_ptr<const CallPlan>* PlanCache::find(const CallShape& shape) {
   }
   ++hits_;
   lru_.splice(lru_.begin(), lru_, it->second);
+  refresh_front();
   return &*it->second;
 }
 
@@ -87,7 +91,21 @@ const std::shared_ptr<const CallPlan>& PlanCache::insert(std::shared_ptr<const C
     entries_.erase(lru_.back()->shape);
     lru_.pop_back();
   }
+  refresh_front();
   return lru_.front();
+}
+
+void PlanCache::refresh_front() {
+  front_ = Front{};
+  if (lru_.empty()) return;
+  const CallPlan& plan = *lru_.front();
+  if (plan.shape.has_lists()) return;
+  front_.head = plan.shape.head();
+  front_.count = plan.shape.count;
+  front_.generation = plan.params_generation;
+  front_.blocking = plan.blocking;
+  front_.shm_route = plan.shm_route;
+  front_.plan = &lru_.front();
 }
 
 }  // namespace grove::detail

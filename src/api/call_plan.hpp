@@ -6,14 +6,17 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "coll/collective.hpp"
+#include "coll/shm/route.hpp"
 #include "grove/types.hpp"
 #include "sched/executor.hpp"
 #include "sched/schedule.hpp"
@@ -37,7 +40,25 @@ struct CallShape {
   std::array<std::span<const size_t>, 4> lists{};
 
   bool operator==(const CallShape& other) const;
+
+  // Every field but the count and the lists in one word (see
+  // PlanCache::Front): collective, in_place, dtype, op and root, the first
+  // eight bytes (no padding among them: the static_asserts below), read
+  // as one load.
+  uint64_t head() const {
+    uint64_t word;
+    std::memcpy(&word, this, sizeof word);
+    return word;
+  }
+  bool has_lists() const {
+    return !lists[0].empty() || !lists[1].empty() || !lists[2].empty() || !lists[3].empty();
+  }
 };
+
+static_assert(std::is_standard_layout_v<CallShape> && std::is_trivially_copyable_v<CallShape>);
+static_assert(offsetof(CallShape, collective) == 0 && offsetof(CallShape, in_place) == 1 &&
+              offsetof(CallShape, dtype) == 2 && offsetof(CallShape, op) == 3 &&
+              offsetof(CallShape, root) == 4 && offsetof(CallShape, count) == 8);
 
 struct CallShapeHash {
   size_t operator()(const CallShape& shape) const;
@@ -52,6 +73,12 @@ struct CallPlan {
   // shared-memory engine, the hierarchical algorithm, or the schedule below.
   enum class Blocking : uint8_t { schedule, shm, hier };
   Blocking blocking = Blocking::schedule;
+  // When `blocking` is shm: the segment's route for this shape
+  // (shm::Group::route), decided with the plan, so a repeated call reads no
+  // parameter to decide it. It depends only on the shape, the parameters
+  // and what the members agreed when the segment was made, as the plan
+  // does.
+  shm::Route shm_route = shm::Route::none;
   // Why selection refused the call, per form (a forced algorithm that cannot
   // run it); empty when it did not. Thrown when a call of that form is made.
   std::string blocking_error;
@@ -77,6 +104,34 @@ struct CallPlan {
 // used goes first.
 class PlanCache {
  public:
+  // The most recent plan's key and what a blocking call of its shape does,
+  // in one place: a repeated blocking call on shared memory reads only
+  // this (hot()), not the list, the plan or the parameters; one that is
+  // refused or runs a schedule goes on to the plan. Shapes with lists are never
+  // here (their key is not a few words); a plan whose shape has lists
+  // leaves `head` at kNoHead.
+  struct Front {
+    // No shape has it: its collective byte would be 255.
+    static constexpr uint64_t kNoHead = ~uint64_t{0};
+    uint64_t head = kNoHead;  // CallShape::head()
+    uint64_t count = 0;
+    uint64_t generation = 0;  // the plan's params_generation
+    CallPlan::Blocking blocking = CallPlan::Blocking::schedule;
+    shm::Route shm_route = shm::Route::none;
+    const std::shared_ptr<const CallPlan>* plan = nullptr;
+  };
+
+  // The front entry if it is `shape`'s plan, resolved under `generation`
+  // (counted as a hit), else null: then find() and insert() as usual.
+  // Inline: this is all a repeated blocking call of one shape looks up.
+  const Front* hot(const CallShape& shape, uint64_t generation) {
+    if (front_.head != shape.head() || front_.count != shape.count ||
+        front_.generation != generation || shape.has_lists()) {
+      return nullptr;
+    }
+    ++hits_;
+    return &front_;
+  }
   // The plan for `shape`, or null. A hit makes it the most recently used.
   const std::shared_ptr<const CallPlan>* find(const CallShape& shape);
   // Adds `plan` (its shape's lists must point into its own storage),
@@ -94,6 +149,10 @@ class PlanCache {
   // Entries at the front of `lru_` compared by shape before the hash lookup.
   static constexpr int kRecentScan = 4;
   using Lru = std::list<std::shared_ptr<const CallPlan>>;
+  // Sets front_ from lru_.front(); called whenever that changes.
+  void refresh_front();
+
+  Front front_;  // first: it is what a repeated call reads
   Lru lru_;
   // Invariant: every key is the shape of the plan its iterator names (so its
   // lists stay valid exactly as long as the entry).

@@ -10,52 +10,38 @@
 
 namespace grove::detail {
 
-void check_root(const CommState& comm, std::string_view collective, int root) {
-  if (root < 0 || root >= comm.size()) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: root {} is out of range for {} ranks", comm.rank(),
-                            collective, root, comm.size()));
-  }
+void fail_root(const CommState& comm, std::string_view collective, int root) {
+  throw Error(Errc::invalid_argument,
+              fmt::format("rank {}: {}: root {} is out of range for {} ranks", comm.rank(),
+                          collective, root, comm.size()));
 }
 
-void check_length(const CommState& comm, std::string_view collective, std::string_view buffer,
-                  size_t have, size_t need) {
-  if (have != need) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: {} holds {} bytes, the call needs {}", comm.rank(),
-                            collective, buffer, have, need));
-  }
+void fail_length(const CommState& comm, std::string_view collective, std::string_view buffer,
+                 size_t have, size_t need) {
+  throw Error(Errc::invalid_argument,
+              fmt::format("rank {}: {}: {} holds {} bytes, the call needs {}", comm.rank(),
+                          collective, buffer, have, need));
 }
 
-void check_disjoint(const CommState& comm, std::string_view collective,
-                    std::span<const std::byte> send, std::span<const std::byte> recv) {
-  if (send.empty() || recv.empty()) return;
-  const std::byte* s = send.data();
-  const std::byte* r = recv.data();
-  if (s < r + recv.size() && r < s + send.size()) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: the send and receive buffers overlap (use the in-place "
-                            "form)",
-                            comm.rank(), collective));
-  }
+void fail_disjoint(const CommState& comm, std::string_view collective) {
+  throw Error(Errc::invalid_argument,
+              fmt::format("rank {}: {}: the send and receive buffers overlap (use the in-place "
+                          "form)",
+                          comm.rank(), collective));
 }
 
-void check_multiple(const CommState& comm, std::string_view collective, std::string_view what,
-                    size_t bytes, size_t unit, std::string_view unit_name) {
-  if (unit == 0 || bytes % unit != 0) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: {} holds {} bytes, not a whole number of {} ({} bytes)",
-                            comm.rank(), collective, what, bytes, unit_name, unit));
-  }
+void fail_multiple(const CommState& comm, std::string_view collective, std::string_view what,
+                   size_t bytes, size_t unit, std::string_view unit_name) {
+  throw Error(Errc::invalid_argument,
+              fmt::format("rank {}: {}: {} holds {} bytes, not a whole number of {} ({} bytes)",
+                          comm.rank(), collective, what, bytes, unit_name, unit));
 }
 
-void check_op(const CommState& comm, std::string_view collective, Datatype type, ReduceOp op) {
-  if (!reduce_op_valid(op, type)) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: operation {} is not defined on {} (bitwise operations "
-                            "need an integer type)",
-                            comm.rank(), collective, reduce_op_name(op), datatype_name(type)));
-  }
+void fail_op(const CommState& comm, std::string_view collective, Datatype type, ReduceOp op) {
+  throw Error(Errc::invalid_argument,
+              fmt::format("rank {}: {}: operation {} is not defined on {} (bitwise operations "
+                          "need an integer type)",
+                          comm.rank(), collective, reduce_op_name(op), datatype_name(type)));
 }
 
 void check_count_list(const CommState& comm, std::string_view collective, std::string_view what,

@@ -53,7 +53,7 @@ struct SessionState {
 
 struct CommState {
   SessionState* session = nullptr;
-  Transport* transport = nullptr;         // addresses ranks of this communicator
+  Transport* transport = nullptr;         // addresses ranks of this communicator (set_transport)
   std::unique_ptr<Transport> owned_view;  // the rank-mapping view of a sub-communicator
   uint32_t context = 0;
   uint32_t next_sequence = 0;  // 16 bits on the wire; wraps
@@ -82,8 +82,15 @@ struct CommState {
   // communicator (where the two are equal).
   std::vector<int> world_ranks;
 
-  int rank() const { return transport->rank(); }
-  int size() const { return transport->size(); }
+  // Sets `transport` (before any call) and keeps its rank and size here,
+  // where a call's checks read them without a virtual call.
+  void set_transport(Transport* t) {
+    transport = t;
+    rank_ = t->rank();
+    size_ = t->size();
+  }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
   int world_rank(int member) const {
     return world_ranks.empty() ? member : world_ranks[static_cast<size_t>(member)];
   }
@@ -100,6 +107,8 @@ struct CommState {
   bool departed(int member) const;
 
  private:
+  int rank_ = 0;  // transport's, kept by set_transport
+  int size_ = 0;
   int recompute_first_departed();
   uint64_t departed_version_ = 0;  // the view's version first_departed_ is for
   int first_departed_ = -1;

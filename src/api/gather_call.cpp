@@ -17,7 +17,8 @@ std::string describe_gather(const detail::CallPlan& plan, const sched::Buffers&)
 
 class GatherCall final : public detail::Call {
  public:
-  GatherCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv, int root)
+  [[gnu::always_inline]] GatherCall(const Comm& comm, std::span<const std::byte> send,
+                                    std::span<std::byte> recv, int root)
       : Call(comm), send_(send), recv_(recv), root_(root) {
     detail::CommState& s = state();
     detail::check_root(s, "gather", root);
@@ -38,8 +39,8 @@ class GatherCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_gather(args(spec));
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::gather(&group, send_, recv_, root_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::gather(group, route, send_, recv_, root_);
   }
 
  private:

@@ -19,14 +19,13 @@ std::string describe_reduce(const detail::CallPlan& plan, const sched::Buffers&)
 
 class ReduceCall final : public detail::Call {
  public:
-  ReduceCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-             Datatype type, ReduceOp op, int root)
+  [[gnu::always_inline]] ReduceCall(const Comm& comm, std::span<const std::byte> send,
+                                    std::span<std::byte> recv, Datatype type, ReduceOp op, int root)
       : Call(comm), send_(send), recv_(recv), type_(type), op_(op), root_(root) {
     detail::CommState& s = state();
     detail::check_root(s, "reduce", root);
     detail::check_op(s, "reduce", type, op);
-    detail::check_multiple(s, "reduce", "the send buffer", send.size(), datatype_size(type),
-                           datatype_name(type));
+    const size_t count = detail::check_elements(s, "reduce", "the send buffer", send.size(), type);
     const bool at_root = s.rank() == root;
     if (at_root) {
       detail::check_length(s, "reduce", "the receive buffer", recv.size(), send.size());
@@ -36,7 +35,7 @@ class ReduceCall final : public detail::Call {
              .dtype = type,
              .op = op,
              .root = root,
-             .count = send.size() / datatype_size(type)};
+             .count = count};
     buffers = detail::user_buffers(send, at_root ? recv : std::span<std::byte>{});
     describe = &describe_reduce;
     has_shm = !send.empty();
@@ -48,8 +47,8 @@ class ReduceCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_reduce(args(spec));
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::reduce(&group, send_, recv_, type_, op_, root_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::reduce(group, route, send_, recv_, type_, op_, root_);
   }
   bool run_hier(detail::Hierarchy& h) const override {
     return detail::hier_reduce(h, send_, recv_, type_, op_, root_);

@@ -25,13 +25,11 @@ class ReduceScatterCall final : public detail::Call {
     detail::check_op(s, "reduce_scatter", type, op);
     detail::check_length(s, "reduce_scatter", "the send buffer", send.size(),
                          recv.size() * static_cast<size_t>(s.size()));
-    detail::check_multiple(s, "reduce_scatter", "the receive buffer", recv.size(),
-                           datatype_size(type), datatype_name(type));
+    const size_t count =
+        detail::check_elements(s, "reduce_scatter", "the receive buffer", recv.size(), type);
     detail::check_disjoint(s, "reduce_scatter", send, recv);
-    shape = {.collective = detail::Collective::reduce_scatter,
-             .dtype = type,
-             .op = op,
-             .count = recv.size() / datatype_size(type)};
+    shape = {
+        .collective = detail::Collective::reduce_scatter, .dtype = type, .op = op, .count = count};
     buffers = detail::user_buffers(send, recv);
     describe = &describe_reduce_scatter;
   }

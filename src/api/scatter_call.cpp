@@ -17,8 +17,8 @@ std::string describe_scatter(const detail::CallPlan& plan, const sched::Buffers&
 
 class ScatterCall final : public detail::Call {
  public:
-  ScatterCall(const Comm& comm, std::span<const std::byte> send, std::span<std::byte> recv,
-              int root)
+  [[gnu::always_inline]] ScatterCall(const Comm& comm, std::span<const std::byte> send,
+                                     std::span<std::byte> recv, int root)
       : Call(comm), send_(send), recv_(recv), root_(root) {
     detail::CommState& s = state();
     detail::check_root(s, "scatter", root);
@@ -40,8 +40,8 @@ class ScatterCall final : public detail::Call {
   sched::Schedule build(const coll::AlgorithmSpec& spec) const override {
     return coll::build_scatter(args(spec));
   }
-  bool run_shm(shm::Group& group) const override {
-    return shm::scatter(&group, send_, recv_, root_);
+  bool run_shm(shm::Group& group, shm::Route route) const override {
+    return shm::scatter(group, route, send_, recv_, root_);
   }
 
  private:

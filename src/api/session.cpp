@@ -40,7 +40,7 @@ Session::Session() : state_(std::make_unique<detail::SessionState>()) {
                        state_->bootstrap->job_cores());
   auto world = std::make_shared<detail::CommState>();
   world->session = state_.get();
-  world->transport = state_->transport.get();
+  world->set_transport(state_->transport.get());
   world->context = 0;
   world_ = std::make_unique<Comm>(std::move(world));
   detail::place_ranks(*world_, state_->bootstrap->hosts().of_rank);

@@ -79,7 +79,7 @@ std::optional<Comm> split_or_none(const Comm& parent, int color, int key) {
     child->world_ranks.push_back(state.world_rank(member));
   child->owned_view = std::make_unique<detail::RankView>(*state.transport, std::move(members),
                                                          static_cast<int>(me), parent.state_ptr());
-  child->transport = child->owned_view.get();
+  child->set_transport(child->owned_view.get());
   child->context = static_cast<uint32_t>(context);
   Comm comm(std::move(child));
   place_ranks(comm, std::move(hosts));

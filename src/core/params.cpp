@@ -16,11 +16,12 @@
 #include "grove/error.hpp"
 
 namespace grove::params {
-namespace {
 
 // See generation(). Relaxed: a reader on another thread that misses a
 // concurrent change sees it on its next read, as with the values themselves.
-std::atomic<uint64_t> changes{0};
+std::atomic<uint64_t> change_count{0};
+
+namespace {
 
 [[noreturn]] void bad(const std::string& message) {
   throw Error(Errc::invalid_parameter, message);
@@ -230,7 +231,7 @@ void Registry::set(std::string_view name, std::string_view value, Source source)
   entry.as_real = candidate.as_real;
   entry.as_bool = candidate.as_bool;
   entry.source = source;
-  changes.fetch_add(1, std::memory_order_relaxed);
+  change_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Registry::reset(std::string_view name) {
@@ -238,11 +239,7 @@ void Registry::reset(std::string_view name) {
   Entry& entry = find(name);
   parse_into(entry, entry.spec.default_value);
   entry.source = Source::default_value;
-  changes.fetch_add(1, std::memory_order_relaxed);
-}
-
-uint64_t generation() {
-  return changes.load(std::memory_order_relaxed);
+  change_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 const Entry& Registry::get(std::string_view name) const {

@@ -5,6 +5,7 @@
 // lines), `grove run --param name=value`, or the API. Precedence, lowest
 // first: default, file, environment, command line, API.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -107,8 +108,12 @@ void load_process_params();
 // parameter, or a set to the same value). Values derived from parameters on
 // a hot path (a collective's parsed algorithm, the wait options, a cached
 // call plan) remember the generation they were derived under and derive
-// again only when it moved: a repeated read costs one load.
-uint64_t generation();
+// again only when it moved: a repeated read costs one load (inline: a
+// repeated collective call reads it first).
+extern std::atomic<uint64_t> change_count;  // read through generation()
+inline uint64_t generation() {
+  return change_count.load(std::memory_order_relaxed);
+}
 
 // Typed handles, declared at namespace scope in the .cpp that owns them.
 class IntParam {

@@ -57,11 +57,16 @@ bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byt
   if (group == nullptr) return false;
   const size_t block = recv.size() / static_cast<size_t>(group->size());
   if (block == 0) return false;
+  return allgather(*group, group->route(block, block, true), send, recv);
+}
+
+bool allgather(Group& group, Route route, std::span<const std::byte> send,
+               std::span<std::byte> recv) {
+  const size_t block = recv.size() / static_cast<size_t>(group.size());
   const CallSignature signature{coll::Collective::allgather, -1, block};
   return run_route(
-      *group, group->route(block, block, true),
-      [&] { through_slots(*group, send, recv, block, signature); },
-      [&] { single_copy(*group, send, recv, block, signature); });
+      group, route, [&] { through_slots(group, send, recv, block, signature); },
+      [&] { single_copy(group, send, recv, block, signature); });
 }
 
 }  // namespace grove::shm

@@ -18,39 +18,42 @@ namespace grove::shm {
 
 bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv,
                Datatype type, ReduceOp op) {
-  if (group == nullptr) return false;
+  if (group == nullptr || recv.empty()) return false;
+  return allreduce(*group, group->route(recv.size(), recv.size(), true), send, recv, type, op);
+}
+
+bool allreduce(Group& group, Route route, std::span<const std::byte> send,
+               std::span<std::byte> recv, Datatype type, ReduceOp op) {
+  if (route == Route::none) return false;
   const size_t bytes = recv.size();
-  if (bytes == 0) return false;
-  const Group::Route route = group->route(bytes, bytes, true);
-  if (route == Group::Route::none) return false;
   const CallSignature signature{coll::Collective::allreduce, -1, bytes};
-  const uint64_t operands = group->begin();
-  const int rank = group->rank();
+  const uint64_t operands = group.begin();
+  const int rank = group.rank();
   // Empty: in place. The operand goes to the slot before recv is written;
   // on the single-copy path, chunk m of recv is written only after member
   // m has combined (read) chunk m of every operand.
   const std::byte* input = send.empty() ? recv.data() : send.data();
-  if (route == Group::Route::single_copy) {
-    const Group::Lending lending(*group);
-    const uint64_t results = combine_own_chunk(*group, operands, signature, input, bytes, type, op);
-    pull_chunks(*group, results, signature, bytes, type, recv.data());
-    const uint64_t consumed = group->begin();
-    group->publish(consumed, signature);
-    group->await_all(consumed, signature);
+  if (route == Route::single_copy) {
+    const Group::Lending lending(group);
+    const uint64_t results = combine_own_chunk(group, operands, signature, input, bytes, type, op);
+    pull_chunks(group, results, signature, bytes, type, recv.data());
+    const uint64_t consumed = group.begin();
+    group.publish(consumed, signature);
+    group.await_all(consumed, signature);
     return true;
   }
-  group->await_slot_free(operands, signature);
-  std::memcpy(group->own_slot(operands), input, bytes);
-  group->publish(operands, signature);
+  group.await_slot_free(operands, signature);
+  std::memcpy(group.own_slot(operands), input, bytes);
+  group.publish(operands, signature);
 
   if (bytes >= split_reduction_bytes()) {
-    const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
-    gather_chunks(*group, results, signature, bytes, type, recv.data());
+    const uint64_t results = reduce_own_chunk(group, operands, signature, bytes, type, op);
+    gather_chunks(group, results, signature, bytes, type, recv.data());
     return true;
   }
-  for (int m = 0; m < group->size(); ++m) {
-    if (m != rank) group->await_member(m, operands, signature);
-    const std::byte* operand = group->slot(m, operands);
+  for (int m = 0; m < group.size(); ++m) {
+    if (m != rank) group.await_member(m, operands, signature);
+    const std::byte* operand = group.slot(m, operands);
     if (m == 0) {
       std::memcpy(recv.data(), operand, bytes);
     } else {

@@ -8,11 +8,15 @@ namespace grove::shm {
 
 bool barrier(Group* group) {
   if (group == nullptr) return false;
-  const CallSignature signature{coll::Collective::barrier, -1, 0};
-  const uint64_t call = group->begin();
-  group->publish(call, signature);
-  group->await_all(call, signature);
+  barrier(*group);
   return true;
+}
+
+void barrier(Group& group) {
+  const CallSignature signature{coll::Collective::barrier, -1, 0};
+  const uint64_t call = group.begin();
+  group.publish(call, signature);
+  group.await_all(call, signature);
 }
 
 }  // namespace grove::shm

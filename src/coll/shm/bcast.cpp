@@ -48,14 +48,15 @@ void single_copy(Group& group, std::span<std::byte> buffer, int root,
 }  // namespace
 
 bool bcast(Group* group, std::span<std::byte> buffer, int root) {
-  if (group == nullptr) return false;
-  const size_t bytes = buffer.size();
-  if (bytes == 0) return false;
-  const CallSignature signature{coll::Collective::bcast, root, bytes};
+  if (group == nullptr || buffer.empty()) return false;
+  return bcast(*group, group->route(buffer.size(), buffer.size(), true), buffer, root);
+}
+
+bool bcast(Group& group, Route route, std::span<std::byte> buffer, int root) {
+  const CallSignature signature{coll::Collective::bcast, root, buffer.size()};
   return run_route(
-      *group, group->route(bytes, bytes, true),
-      [&] { through_slots(*group, buffer, root, signature); },
-      [&] { single_copy(*group, buffer, root, signature); });
+      group, route, [&] { through_slots(group, buffer, root, signature); },
+      [&] { single_copy(group, buffer, root, signature); });
 }
 
 }  // namespace grove::shm

@@ -64,14 +64,16 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
 }  // namespace
 
 bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  if (group == nullptr) return false;
-  const size_t block = send.size();
-  if (block == 0) return false;
-  const CallSignature signature{coll::Collective::gather, root, block};
+  if (group == nullptr || send.empty()) return false;
+  return gather(*group, group->route(send.size(), send.size(), true), send, recv, root);
+}
+
+bool gather(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,
+            int root) {
+  const CallSignature signature{coll::Collective::gather, root, send.size()};
   return run_route(
-      *group, group->route(block, block, true),
-      [&] { through_slots(*group, send, recv, root, signature); },
-      [&] { single_copy(*group, send, recv, root, signature); });
+      group, route, [&] { through_slots(group, send, recv, root, signature); },
+      [&] { single_copy(group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm

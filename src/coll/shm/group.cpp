@@ -28,10 +28,7 @@ const params::BytesParam shm_max_bytes{
     "through the communicator's shared-memory segment instead of messages (0: only barriers; "
     "shm_collectives=false: none)"};
 
-constexpr uint64_t kCallBits = 24;
-constexpr uint64_t kSignatureBits = 40;
-constexpr uint64_t kSignatureMask = (uint64_t{1} << kSignatureBits) - 1;
-constexpr uint64_t kCallMask = (uint64_t{1} << kCallBits) - 1;
+constexpr uint64_t kSignatureMask = (uint64_t{1} << Group::kSignatureBits) - 1;
 
 size_t round_up(size_t n, size_t unit) {
   return (n + unit - 1) / unit * unit;
@@ -42,13 +39,6 @@ size_t control_bytes(int members) {
 }
 
 }  // namespace
-
-uint64_t CallSignature::pack() const {
-  const auto c = static_cast<uint64_t>(collective) & 0xf;
-  const auto r = static_cast<uint64_t>(root + 1) & 0xfff;
-  const auto b = static_cast<uint64_t>(bytes) & 0xffffff;
-  return c << 36 | r << 24 | b;
-}
 
 std::string CallSignature::describe() const {
   if (collective == coll::Collective::barrier) return "barrier";
@@ -98,36 +88,11 @@ Group::Route Group::route(size_t slot_need, size_t message_bytes, bool has_singl
   return Route::none;
 }
 
-std::byte* Group::slot_of(int member, uint64_t call) const {
-  const size_t index = static_cast<size_t>(member) * 2 + (call & 1);
-  return slots_ + index * slot_bytes_;
-}
-
-void Group::publish(uint64_t call, const CallSignature& signature) {
+void Group::wake_sleepers() {
   ControlLine& line = lines_[rank_];
-  line.signature[call & 1].store((call & kCallMask) << kSignatureBits | signature.pack(),
-                                 std::memory_order_relaxed);
-  // Sequentially consistent store then load: either a sleeper that counted
-  // itself before this load is woken, or it reads `entered` after this store
-  // (sleep_on makes the mirror-image accesses).
-  line.entered.store(call, std::memory_order_seq_cst);
-  if (line.sleepers.load(std::memory_order_seq_cst) != 0) {
-    line.wake.fetch_add(1, std::memory_order_seq_cst);
-    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAKE, INT_MAX, nullptr,
-              nullptr, 0);
-  }
-}
-
-void Group::await_slot_free(uint64_t call, const CallSignature& signature) {
-  if (call < 2) return;
-  for (int m = 0; m < size_; ++m) {
-    if (m != rank_ && !entered(m, call - 1)) wait_entered(m, call - 1, signature);
-  }
-}
-
-void Group::await_member(int member, uint64_t call, const CallSignature& signature) {
-  if (!entered(member, call)) wait_entered(member, call, signature);
-  check_signature(member, call, signature);
+  line.wake.fetch_add(1, std::memory_order_seq_cst);
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
 }
 
 void Group::await_all(uint64_t call, const CallSignature& signature) {
@@ -207,8 +172,8 @@ std::byte* Group::scratch(size_t bytes) {
   return scratch_.data();
 }
 
-void Group::check_signature(int member, uint64_t call, const CallSignature& signature) const {
-  const uint64_t word = lines_[member].signature[call & 1].load(std::memory_order_relaxed);
+void Group::check_signature_word(int member, uint64_t call, const CallSignature& signature,
+                                 uint64_t word) const {
   // A member two calls ahead has overwritten this parity's word: nothing to
   // compare then (it agreed on this call, or a member it waited for did not).
   if ((word >> kSignatureBits) != (call & kCallMask)) return;

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "coll/collective.hpp"
+#include "coll/shm/route.hpp"
 #include "transport/transport.hpp"
 
 namespace grove::shm {
@@ -53,7 +54,13 @@ struct CallSignature {
   size_t bytes = 0;  // the call's block size in bytes
 
   // 40 bits: collective (4), root + 1 (12, modulo), bytes (24, modulo).
-  uint64_t pack() const;
+  // Inline: a call's publish and checks pack its (constant) signature.
+  uint64_t pack() const {
+    const auto c = static_cast<uint64_t>(collective) & 0xf;
+    const auto r = static_cast<uint64_t>(root + 1) & 0xfff;
+    const auto b = static_cast<uint64_t>(bytes) & 0xffffff;
+    return c << 36 | r << 24 | b;
+  }
   std::string describe() const;  // "bcast(root 0, 64 B)"
 };
 
@@ -108,9 +115,8 @@ class Group {
   int size() const { return size_; }
   size_t slot_bytes() const { return slot_bytes_; }
 
-  // How a call runs on this segment: not at all, through the slots, or by
-  // the single-copy path.
-  enum class Route { none, slots, single_copy };
+  // How a call runs on this segment (coll/shm/route.hpp).
+  using Route = shm::Route;
   // The route of a call that writes `slot_need` bytes into a slot on the
   // slot path and moves messages (blocks) of `message_bytes`; `has_single_copy`:
   // the collective has a single-copy form. Single copy from
@@ -133,15 +139,32 @@ class Group {
   uint64_t calls() const { return calls_; }
   // Before writing the own slot in call k: waits until every member has
   // entered call k-1 (see the invariants).
-  void await_slot_free(uint64_t call, const CallSignature& signature);
+  void await_slot_free(uint64_t call, const CallSignature& signature) {
+    if (call < 2) return;
+    for (int m = 0; m < size_; ++m) {
+      if (m != rank_ && !entered(m, call - 1)) wait_entered(m, call - 1, signature);
+    }
+  }
   std::byte* own_slot(uint64_t call) { return slot_of(rank_, call); }
   const std::byte* slot(int member, uint64_t call) { return slot_of(member, call); }
   // This member has entered `call` (its slot's data, if any, written).
-  void publish(uint64_t call, const CallSignature& signature);
+  void publish(uint64_t call, const CallSignature& signature) {
+    ControlLine& line = lines_[rank_];
+    line.signature[call & 1].store(signature_word(call, signature), std::memory_order_relaxed);
+    // Sequentially consistent store then load: either a sleeper that
+    // counted itself before this load is woken, or it reads `entered` after
+    // this store (sleep_on makes the mirror-image accesses).
+    line.entered.store(call, std::memory_order_seq_cst);
+    if (line.sleepers.load(std::memory_order_seq_cst) != 0) [[unlikely]]
+      wake_sleepers();
+  }
   // Waits until `member` has entered `call`; Errc::mismatch if it entered a
   // different call, Errc::peer_failed naming the first member that departed
   // (whichever member is waited for), Errc::timeout after timeout_ms.
-  void await_member(int member, uint64_t call, const CallSignature& signature);
+  void await_member(int member, uint64_t call, const CallSignature& signature) {
+    if (!entered(member, call)) wait_entered(member, call, signature);
+    check_signature(member, call, signature);
+  }
   // await_member for every other member.
   void await_all(uint64_t call, const CallSignature& signature);
 
@@ -185,14 +208,35 @@ class Group {
     int exceptions_ = std::uncaught_exceptions();
   };
 
+  // A control line's signature word for `call`: the call number's low
+  // bits above the packed signature.
+  static constexpr uint64_t kCallBits = 24;
+  static constexpr uint64_t kSignatureBits = 40;
+  static constexpr uint64_t kCallMask = (uint64_t{1} << kCallBits) - 1;
+  static uint64_t signature_word(uint64_t call, const CallSignature& signature) {
+    return (call & kCallMask) << kSignatureBits | signature.pack();
+  }
+
  private:
-  std::byte* slot_of(int member, uint64_t call) const;
+  std::byte* slot_of(int member, uint64_t call) const {
+    const size_t index = static_cast<size_t>(member) * 2 + (call & 1);
+    return slots_ + index * slot_bytes_;
+  }
+  // The common case inline: `member`'s word for `call` is this member's;
+  // else check_signature_word (a member two calls ahead, or a mismatch).
+  void check_signature(int member, uint64_t call, const CallSignature& signature) const {
+    const uint64_t word = lines_[member].signature[call & 1].load(std::memory_order_relaxed);
+    if (word != signature_word(call, signature)) [[unlikely]]
+      check_signature_word(member, call, signature, word);
+  }
+  void check_signature_word(int member, uint64_t call, const CallSignature& signature,
+                            uint64_t word) const;
+  void wake_sleepers();
   bool entered(int member, uint64_t call) const {
     return lines_[member].entered.load(std::memory_order_acquire) >= call;
   }
   void wait_entered(int member, uint64_t call, const CallSignature& signature);
   void check_departures(int member, uint64_t call, const CallSignature& signature);
-  void check_signature(int member, uint64_t call, const CallSignature& signature) const;
   void sleep_on(int member, uint64_t call, int64_t max_us);
 
   Transport& transport_;

@@ -39,44 +39,47 @@ void reduce_at_root(Group& group, uint64_t call, const CallSignature& signature,
 
 bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
             ReduceOp op, int root) {
-  if (group == nullptr) return false;
-  const size_t bytes = send.size();
-  if (bytes == 0) return false;
-  const Group::Route route = group->route(bytes, bytes, true);
-  if (route == Group::Route::none) return false;
-  const CallSignature signature{coll::Collective::reduce, root, bytes};
-  const uint64_t operands = group->begin();
-  const bool at_root = group->rank() == root;
+  if (group == nullptr || send.empty()) return false;
+  return reduce(*group, group->route(send.size(), send.size(), true), send, recv, type, op, root);
+}
 
-  if (route == Group::Route::single_copy) {
-    const Group::Lending lending(*group);
+bool reduce(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,
+            Datatype type, ReduceOp op, int root) {
+  if (route == Route::none) return false;
+  const size_t bytes = send.size();
+  const CallSignature signature{coll::Collective::reduce, root, bytes};
+  const uint64_t operands = group.begin();
+  const bool at_root = group.rank() == root;
+
+  if (route == Route::single_copy) {
+    const Group::Lending lending(group);
     const uint64_t results =
-        combine_own_chunk(*group, operands, signature, send.data(), bytes, type, op);
-    if (at_root) pull_chunks(*group, results, signature, bytes, type, recv.data());
+        combine_own_chunk(group, operands, signature, send.data(), bytes, type, op);
+    if (at_root) pull_chunks(group, results, signature, bytes, type, recv.data());
     // The root has read every combined chunk once it enters `consumed`
     // (and every member has read its chunk of every operand before that).
-    const uint64_t consumed = group->begin();
-    group->publish(consumed, signature);
-    if (!at_root) group->await_member(root, consumed, signature);
+    const uint64_t consumed = group.begin();
+    group.publish(consumed, signature);
+    if (!at_root) group.await_member(root, consumed, signature);
     return true;
   }
 
   if (bytes >= split_reduction_bytes()) {
-    group->await_slot_free(operands, signature);
-    std::memcpy(group->own_slot(operands), send.data(), bytes);
-    group->publish(operands, signature);
-    const uint64_t results = reduce_own_chunk(*group, operands, signature, bytes, type, op);
-    if (at_root) gather_chunks(*group, results, signature, bytes, type, recv.data());
+    group.await_slot_free(operands, signature);
+    std::memcpy(group.own_slot(operands), send.data(), bytes);
+    group.publish(operands, signature);
+    const uint64_t results = reduce_own_chunk(group, operands, signature, bytes, type, op);
+    if (at_root) gather_chunks(group, results, signature, bytes, type, recv.data());
     return true;
   }
   if (!at_root) {
-    group->await_slot_free(operands, signature);
-    std::memcpy(group->own_slot(operands), send.data(), bytes);
-    group->publish(operands, signature);
+    group.await_slot_free(operands, signature);
+    std::memcpy(group.own_slot(operands), send.data(), bytes);
+    group.publish(operands, signature);
     return true;
   }
-  group->publish(operands, signature);
-  reduce_at_root(*group, operands, signature, send, recv, type, op, root);
+  group.publish(operands, signature);
+  reduce_at_root(group, operands, signature, send, recv, type, op, root);
   return true;
 }
 

@@ -55,15 +55,17 @@ void single_copy(Group& group, std::span<const std::byte> send, std::span<std::b
 }  // namespace
 
 bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
-  if (group == nullptr) return false;
-  const size_t block = recv.size();
-  if (block == 0) return false;
-  const size_t all = block * static_cast<size_t>(group->size());
-  const CallSignature signature{coll::Collective::scatter, root, block};
+  if (group == nullptr || recv.empty()) return false;
+  const size_t all = recv.size() * static_cast<size_t>(group->size());
+  return scatter(*group, group->route(all, recv.size(), true), send, recv, root);
+}
+
+bool scatter(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,
+             int root) {
+  const CallSignature signature{coll::Collective::scatter, root, recv.size()};
   return run_route(
-      *group, group->route(all, block, true),
-      [&] { through_slots(*group, send, recv, root, signature); },
-      [&] { single_copy(*group, send, recv, root, signature); });
+      group, route, [&] { through_slots(group, send, recv, root, signature); },
+      [&] { single_copy(group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm
