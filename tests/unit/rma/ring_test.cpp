@@ -475,7 +475,7 @@ TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
   params::ScopedSet slice("wait_block_slice_us", "10000000");  // no waking by the clock
   for (bool mapped : {true, false}) {
     SCOPED_TRACE(mapped ? "mapped" : "put/get");
-    Rig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
+    RingRig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
     RingEndpoint& reader = *rig.ends[1];
     const auto* lane_header = reinterpret_cast<const LaneHeader*>(
         reader.local_memory() + reader.layout().inbox_offset(reader.layout().find(0, 1)));
