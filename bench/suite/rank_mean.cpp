@@ -38,7 +38,7 @@ double resampled_mean(std::span<const double> values, stats::SplitMix64& rng) {
   return sum / static_cast<double>(values.size());
 }
 
-double safe_ratio(double a, double b) {
+double ratio_or_nan(double a, double b) {
   return b == 0 ? std::numeric_limits<double>::quiet_NaN() : a / b;
 }
 
@@ -91,13 +91,13 @@ Ratio ratio_of_rank_means(const tsv::Cell& a, const tsv::Cell& b, uint64_t seed,
   }
   const std::vector<double> ma = sample_means(a), mb = sample_means(b);
   Ratio r;
-  r.value = safe_ratio(mean_of(ma), mean_of(mb));
+  r.value = ratio_or_nan(mean_of(ma), mean_of(mb));
   stats::SplitMix64 rng{seed};
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));
   for (int i = 0; i < resamples; ++i) {
     const double qa = resampled_mean(ma, rng);
-    const double q = safe_ratio(qa, resampled_mean(mb, rng));
+    const double q = ratio_or_nan(qa, resampled_mean(mb, rng));
     if (!std::isnan(q)) ratios.push_back(q);
   }
   r.ci = ratios.empty() ? stats::Interval{r.value, r.value} : percentile_interval(ratios);

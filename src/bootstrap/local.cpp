@@ -38,12 +38,6 @@ Clock::time_point collective_deadline() {
   return Clock::now() + std::chrono::milliseconds(timeout + std::min<int64_t>(timeout, 1000));
 }
 
-int remaining_ms(Clock::time_point deadline) {
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(left, 0, 1 << 30));
-}
-
 std::string errno_text(int err) {
   return std::strerror(err);
 }
@@ -309,7 +303,7 @@ class LocalBootstrap final : public Bootstrap {
   void wait_for(short events, Clock::time_point deadline, std::string_view doing) {
     for (;;) {
       pollfd p{fd_, events, 0};
-      const int n = ::poll(&p, 1, remaining_ms(deadline));
+      const int n = ::poll(&p, 1, poll_ms_until(deadline));
       if (n > 0) return;
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {

@@ -91,12 +91,6 @@ std::vector<uint32_t> local_addresses() {
   return out;
 }
 
-int remaining_ms(Clock::time_point deadline) {
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(left, 0, 1 << 30));
-}
-
 // One connection being set up: outgoing (this rank connects to `peer`,
 // trying its addresses in turn) or incoming (a stranger until its hello
 // names a rank with the right key).
@@ -308,7 +302,7 @@ void Watch::connect(const std::vector<WatchCard>& cards, const Hosts& hosts) {
       fds.push_back({p.fd, static_cast<short>(writing ? POLLOUT : POLLIN), 0});
       owners.push_back(&p);
     }
-    const int n = ::poll(fds.data(), fds.size(), remaining_ms(deadline));
+    const int n = ::poll(fds.data(), fds.size(), poll_ms_until(deadline));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail_errno(rank_, "poll()");
     if (n == 0) {

@@ -1,5 +1,6 @@
 #include "coll/algorithm.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "coll/collective.hpp"
 #include "grove/error.hpp"
 
 namespace grove::coll {
@@ -22,7 +24,7 @@ constexpr uint32_t kMaxPosts = 1u << 20;
 struct Catalog {
   std::mutex mutex;
   std::map<std::string, std::vector<AlgorithmInfo>, std::less<>> collectives;
-  std::vector<std::string> order;  // collectives in declaration order
+  std::vector<std::string> order;  // collectives_declared()'s order, see there
 };
 
 Catalog& catalog() {
@@ -97,7 +99,14 @@ void register_algorithms(std::string_view collective, std::vector<AlgorithmInfo>
                 fmt::format("algorithms of collective {} declared twice", collective));
   }
   c.collectives.emplace(std::string(collective), std::move(algorithms));
-  c.order.emplace_back(collective);
+  // Static initialisers run in an order the build decides (a unity build
+  // puts files in batches), so the order is by name: the collectives of
+  // coll::Collective first, then the others (the fence).
+  auto rank = [](std::string_view name) { return std::pair(collective_named(name) ? 0 : 1, name); };
+  c.order.insert(
+      std::upper_bound(c.order.begin(), c.order.end(), collective,
+                       [&](std::string_view a, const std::string& b) { return rank(a) < rank(b); }),
+      std::string(collective));
 }
 
 std::vector<std::string> collectives_declared() {

@@ -79,7 +79,8 @@ std::vector<AlgorithmInfo> algorithms_of(std::string_view collective);
 // One algorithm's declaration; throws grove::Error(invalid_argument) naming
 // the known ones when there is none of that name.
 const AlgorithmInfo& algorithm_info(std::string_view collective, std::string_view name);
-// Every collective that declared algorithms, in declaration order.
+// Every collective that declared algorithms: grove's collectives by name,
+// then the others (the fence) by name, whatever order they declared in.
 std::vector<std::string> collectives_declared();
 // One canonical spec per schedule algorithm (its `example`, else its name
 // with defaults), excluding "auto" and algorithms without a schedule

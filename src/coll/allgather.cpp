@@ -198,7 +198,7 @@ double gather_bcast_cost(const CostCase& c, const PortModel& m) {
          cost::kary_bcast(c.ranks, release_radix(), c.ranks * c.bytes, m);
 }
 
-const AlgorithmTable<AllgatherArgs> kAlgorithms{
+const AlgorithmTable<AllgatherArgs> kAllgatherAlgorithms{
     Collective::allgather,
     {
         {{.name = "ring",
@@ -297,7 +297,7 @@ sched::Schedule build_allgather(const AllgatherArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("allgather " + describe_allgather(spec));
   if (a.block_bytes == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kAllgatherAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

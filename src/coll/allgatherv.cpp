@@ -15,7 +15,7 @@
 namespace grove::coll {
 namespace {
 
-BlockLayout layout_of(const AllgathervArgs& a) {
+BlockLayout layout_v(const AllgathervArgs& a) {
   if (a.counts.size() != static_cast<size_t>(a.size)) {
     throw Error(Errc::invalid_argument,
                 fmt::format("allgatherv: {} counts for {} ranks", a.counts.size(), a.size));
@@ -30,14 +30,14 @@ BlockLayout layout_of(const AllgathervArgs& a) {
 
 // Marked (they move with the rank): the own block in the output, and in
 // the input as long as the own block.
-Region own_block(const AllgathervArgs& a, const BlockLayout& layout) {
+Region own_block_v(const AllgathervArgs& a, const BlockLayout& layout) {
   const Region slot = block_region(Buffer::output, layout, static_cast<size_t>(a.rank));
   return a.in_place ? slot : sized_like(input_region(0, 0), slot);
 }
 
-std::optional<StepId> place_own(Plan& plan, const AllgathervArgs& a, const BlockLayout& layout) {
+std::optional<StepId> place_own_v(Plan& plan, const AllgathervArgs& a, const BlockLayout& layout) {
   if (a.in_place) return std::nullopt;
-  return plan.copy(own_block(a, layout),
+  return plan.copy(own_block_v(a, layout),
                    block_region(Buffer::output, layout, static_cast<size_t>(a.rank)));
 }
 
@@ -51,33 +51,33 @@ bool tiles_in_rank_order(const BlockLayout& layout) {
   return true;
 }
 
-void ring(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
-  const BlockLayout layout = layout_of(a);
+void ring_v(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
+  const BlockLayout layout = layout_v(a);
   if (layout.total() == 0) return;
   // With no empty block every rank runs the same steps, one block further
   // along (an empty block is skipped, which depends on the rank).
   if (std::find(layout.lengths.begin(), layout.lengths.end(), 0) == layout.lengths.end())
     plan.set_symmetry(a.rank, a.size, 1, layout);
-  place_own(plan, a, layout);
-  ring_allgather(plan, a.rank, a.size, layout, 0, own_block(a, layout), 0);
+  place_own_v(plan, a, layout);
+  ring_allgather(plan, a.rank, a.size, layout, 0, own_block_v(a, layout), 0);
 }
 
-void gather_bcast(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
+void gather_bcast_v(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
   const int rollup = rollup_radix();
   const int release = release_radix();
-  const BlockLayout layout = layout_of(a);
+  const BlockLayout layout = layout_v(a);
   const size_t total = layout.total();
   if (total == 0) return;
   const topo::Tree up = topo::make_tree(topo::Shape::kary, a.size, 0, rollup);
   const topo::Tree down = topo::make_tree(topo::Shape::kary, a.size, 0, release);
 
   if (tiles_in_rank_order(layout)) {
-    const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
+    const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block_v(a, layout), 0);
     tree_bcast(plan, down, a.rank, output_region(0, total), 1, gathered);
     return;
   }
   // Gather into the output as laid out, then release a packed copy.
-  const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block(a, layout), 0);
+  const Deps gathered = tree_gather(plan, up, a.rank, layout, own_block_v(a, layout), 0);
   const BlockLayout packed = BlockLayout::packed(layout.lengths);
   const Region pack = plan.take_scratch(total);
   const Deps gathered_all{plan.join(gathered)};
@@ -94,7 +94,7 @@ void gather_bcast(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
   if (a.rank != 0) {
     // Unpack after the own block left (in place it is read from the output).
     const Deps after{plan.join(Deps(released).add(gathered_all))};
-    place_own(plan, a, layout);
+    place_own_v(plan, a, layout);
     for (size_t i = 0; i < layout.size(); ++i) {
       if (static_cast<int>(i) == a.rank) continue;
       plan.copy(sub_region(pack, packed.offsets[i], packed.lengths[i]),
@@ -104,7 +104,7 @@ void gather_bcast(Plan& plan, const AllgathervArgs& a, const AlgorithmSpec&) {
 }
 
 // m is the largest block.
-const AlgorithmTable<AllgathervArgs> kAlgorithms{
+const AlgorithmTable<AllgathervArgs> kAllgathervAlgorithms{
     Collective::allgatherv,
     {
         {{.name = "ring",
@@ -114,7 +114,7 @@ const AlgorithmTable<AllgathervArgs> kAlgorithms{
                               [](const CostCase& c, const PortModel& m) {
                                 return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
-         &ring},
+         &ring_v},
         {{.name = "gather_bcast",
           .doc = "k-ary gather to rank 0 (rollup_radix), k-ary bcast (release_radix)",
           .cost = closed_form(
@@ -123,7 +123,7 @@ const AlgorithmTable<AllgathervArgs> kAlgorithms{
                 return cost::kary_gather(c.ranks, rollup_radix(), c.bytes, m) +
                        cost::kary_bcast(c.ranks, release_radix(), c.ranks * c.bytes, m);
               })},
-         &gather_bcast},
+         &gather_bcast_v},
     }};
 
 }  // namespace
@@ -148,11 +148,11 @@ std::string describe_allgatherv(const AlgorithmSpec& resolved) {
 sched::Schedule build_allgatherv(const AllgathervArgs& a) {
   check_rank("allgatherv", a.rank, a.size);
   check_spec("allgatherv", a.algorithm);
-  const BlockLayout layout = layout_of(a);
+  const BlockLayout layout = layout_v(a);
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("allgatherv " + describe_allgatherv(spec));
   if (layout.total() == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kAllgathervAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -122,7 +122,7 @@ void build_rabenseifner(Plan& plan, const AllreduceArgs& a, size_t bytes) {
   fold_out(plan, fold, ranks, a.rank, s.acc, {}, last_channel, gathered.done, {});
 }
 
-const AlgorithmTable<AllreduceArgs> kAlgorithms{
+const AlgorithmTable<AllreduceArgs> kAllreduceAlgorithms{
     Collective::allreduce,
     {
         {{.name = "recursive_doubling",
@@ -187,7 +187,7 @@ sched::Schedule build_allreduce(const AllreduceArgs& a) {
   Plan plan("allreduce " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
   if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kAllreduceAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -29,14 +29,14 @@ const params::StringParam alltoall_posts_param{
       }
     }};
 
-int wrap(int64_t i, int n) {
+int wrap_rank(int64_t i, int n) {
   return static_cast<int>(((i % n) + n) % n);
 }
 
 // Where the blocks to send are read from: the input, or a scratch copy of
 // the output when in place (the first step of the schedule).
 // Blocks are block_regions of the uniform layout: they move with the rank.
-struct Source {
+struct SendSource {
   Region all;
   std::optional<StepId> ready;  // the copy to scratch, if any
   BlockLayout blocks;
@@ -45,27 +45,27 @@ struct Source {
   }
 };
 
-Source take_source(Plan& plan, const AlltoallArgs& a) {
+SendSource take_source(Plan& plan, const AlltoallArgs& a) {
   const size_t total = static_cast<size_t>(a.size) * a.block_bytes;
   BlockLayout blocks = BlockLayout::uniform(a.size, a.block_bytes);
-  if (!a.in_place) return Source{input_region(0, total), std::nullopt, std::move(blocks)};
+  if (!a.in_place) return SendSource{input_region(0, total), std::nullopt, std::move(blocks)};
   const Region copy = plan.take_scratch(total);
-  return Source{copy, plan.copy(output_region(0, total), copy), std::move(blocks)};
+  return SendSource{copy, plan.copy(output_region(0, total), copy), std::move(blocks)};
 }
 
-Region out_block(const Source& source, int j) {
+Region out_block(const SendSource& source, int j) {
   return block_region(Buffer::output, source.blocks, static_cast<size_t>(j));
 }
 
 // The pairwise exchange itself; linear is the same with no depth limit.
-void exchange(Plan& plan, const AlltoallArgs& a, const Source& source) {
+void exchange(Plan& plan, const AlltoallArgs& a, const SendSource& source) {
   const Deps after = Deps().add(source.ready);
   // Every rank runs the same steps, one block further along.
   plan.set_symmetry(a.rank, a.size, 1, source.blocks);
   plan.copy(source.block(a.rank), out_block(source, a.rank), after);
   for (int i = 1; i < a.size; ++i) {
-    const int to = wrap(a.rank + i, a.size);
-    const int from = wrap(a.rank - i, a.size);
+    const int to = wrap_rank(a.rank + i, a.size);
+    const int from = wrap_rank(a.rank - i, a.size);
     // In place, a receive overwrites output the scratch copy reads.
     plan.recv(from, 0, out_block(source, from), after);
     plan.send(to, 0, source.block(to), after);
@@ -82,11 +82,11 @@ void pairwise(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec& spec) {
   exchange(plan, a, take_source(plan, a));
 }
 
-void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
+void alltoall_bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   const size_t b = a.block_bytes;
   const int n = a.size;
   const int r = a.rank;
-  const Source source = take_source(plan, a);
+  const SendSource source = take_source(plan, a);
   const Deps after = Deps().add(source.ready);
   // Every rank runs the same steps, one block further along: every region
   // that depends on the rank is one block of the layout (the rotation
@@ -110,7 +110,7 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   // execution's ready steps stay few.
   std::optional<StepId> rotated = source.ready;
   for (int i = 0; i < n; ++i)
-    rotated = plan.copy(source.block(wrap(r + i, n)), slot(i, 1), Deps().add(rotated));
+    rotated = plan.copy(source.block(wrap_rank(r + i, n)), slot(i, 1), Deps().add(rotated));
 
   // The runs of indices with bit k set: [m 2^(k+1) + 2^k, (m+1) 2^(k+1)).
   auto runs = [&](int d) {
@@ -146,10 +146,10 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
                          Deps().add(packed));
       at += static_cast<size_t>(len) * b;
     }
-    const StepId got =
-        plan.recv(wrap(r - d, n), step, sub_region(incoming, 0, at), Deps().add(previous_unpack));
+    const StepId got = plan.recv(wrap_rank(r - d, n), step, sub_region(incoming, 0, at),
+                                 Deps().add(previous_unpack));
     const StepId sent =
-        plan.send(wrap(r + d, n), step, sub_region(outgoing, 0, at), Deps().add(packed));
+        plan.send(wrap_rank(r + d, n), step, sub_region(outgoing, 0, at), Deps().add(packed));
     // Unpacking overwrites what this step packed, so it follows the packing.
     std::optional<StepId> unpacked = plan.join(Deps().add(packed).add(got));
     at = 0;
@@ -167,10 +167,10 @@ void bruck(Plan& plan, const AlltoallArgs& a, const AlgorithmSpec&) {
   // copies out are chained like the rotation.
   std::optional<StepId> copied = plan.join(Deps().add(previous_unpack).add(previous_send).add(own));
   for (int i = 1; i < n; ++i)
-    copied = plan.copy(slot(i, 1), out_block(source, wrap(r - i, n)), Deps().add(copied));
+    copied = plan.copy(slot(i, 1), out_block(source, wrap_rank(r - i, n)), Deps().add(copied));
 }
 
-const AlgorithmTable<AlltoallArgs> kAlgorithms{
+const AlgorithmTable<AlltoallArgs> kAlltoallAlgorithms{
     Collective::alltoall,
     {
         {{.name = "linear",
@@ -207,7 +207,7 @@ const AlgorithmTable<AlltoallArgs> kAlgorithms{
                                 }
                                 return t;
                               })},
-         &bruck},
+         &alltoall_bruck},
         {shm::algorithm(Collective::alltoall), nullptr},
     }};
 
@@ -244,7 +244,7 @@ sched::Schedule build_alltoall(const AlltoallArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("alltoall " + spec.to_string());
   if (a.block_bytes == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kAlltoallAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

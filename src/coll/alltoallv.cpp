@@ -13,8 +13,8 @@
 namespace grove::coll {
 namespace {
 
-BlockLayout layout_of(const AlltoallvArgs& a, const std::vector<size_t>& counts,
-                      const std::vector<size_t>& offsets, const char* what) {
+BlockLayout layout_of_counts(const AlltoallvArgs& a, const std::vector<size_t>& counts,
+                             const std::vector<size_t>& offsets, const char* what) {
   if (counts.size() != static_cast<size_t>(a.size)) {
     throw Error(Errc::invalid_argument,
                 fmt::format("alltoallv: {} {} counts for {} ranks", counts.size(), what, a.size));
@@ -27,9 +27,9 @@ BlockLayout layout_of(const AlltoallvArgs& a, const std::vector<size_t>& counts,
   return BlockLayout{offsets, counts};
 }
 
-void pairwise(Plan& plan, const AlltoallvArgs& a, const AlgorithmSpec& spec) {
-  const BlockLayout send = layout_of(a, a.send_counts, a.send_offsets, "send");
-  const BlockLayout recv = layout_of(a, a.recv_counts, a.recv_offsets, "receive");
+void pairwise_v(Plan& plan, const AlltoallvArgs& a, const AlgorithmSpec& spec) {
+  const BlockLayout send = layout_of_counts(a, a.send_counts, a.send_offsets, "send");
+  const BlockLayout recv = layout_of_counts(a, a.recv_counts, a.recv_offsets, "receive");
   const auto self = static_cast<size_t>(a.rank);
   if (send.lengths[self] != recv.lengths[self]) {
     throw Error(Errc::invalid_argument,
@@ -51,7 +51,7 @@ void pairwise(Plan& plan, const AlltoallvArgs& a, const AlgorithmSpec& spec) {
   }
 }
 
-const AlgorithmTable<AlltoallvArgs> kAlgorithms{
+const AlgorithmTable<AlltoallvArgs> kAlltoallvAlgorithms{
     Collective::alltoallv,
     {
         {{.name = "pairwise",
@@ -62,7 +62,7 @@ const AlgorithmTable<AlltoallvArgs> kAlgorithms{
                               [](const CostCase& c, const PortModel& m) {
                                 return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                               })},
-         &pairwise},
+         &pairwise_v},
     }};
 
 }  // namespace
@@ -81,7 +81,7 @@ sched::Schedule build_alltoallv(const AlltoallvArgs& a) {
   check_spec("alltoallv", a.algorithm);
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("alltoallv " + spec.to_string());
-  kAlgorithms.build(plan, a, spec);
+  kAlltoallvAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -39,7 +39,7 @@ void tree_barrier(Plan& plan, const topo::Tree& tree, int rank) {
   tree_fan_out(plan, tree, rank, kFanOut, root ? Deps{plan.join(arrived)} : Deps{});
 }
 
-const AlgorithmTable<BarrierArgs> kAlgorithms{
+const AlgorithmTable<BarrierArgs> kBarrierAlgorithms{
     Collective::barrier,
     {
         {{.name = "dissemination",
@@ -91,7 +91,7 @@ sched::Schedule build_barrier(const BarrierArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("barrier " + spec.to_string());
   if (a.size == 1) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kBarrierAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -156,7 +156,7 @@ double scatter_allgather_cost(const CostCase& c, const PortModel& m) {
   return t + (p - 1) * (m.u(b) + m.l(b));
 }
 
-const AlgorithmTable<BcastArgs> kAlgorithms{
+const AlgorithmTable<BcastArgs> kBcastAlgorithms{
     Collective::bcast,
     {
         {{.name = "flat",
@@ -282,7 +282,7 @@ sched::Schedule build_bcast(const BcastArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("bcast " + spec.to_string());
   if (a.bytes == 0 || a.size == 1) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kBcastAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -18,7 +18,7 @@ void up_tree(Plan& plan, const GatherArgs& a, topo::Shape shape, int radix = 0) 
               BlockLayout::uniform(a.size, a.block_bytes), input_region(0, a.block_bytes), 0);
 }
 
-const AlgorithmTable<GatherArgs> kAlgorithms{
+const AlgorithmTable<GatherArgs> kGatherAlgorithms{
     Collective::gather,
     {
         {{.name = "flat",
@@ -91,7 +91,7 @@ sched::Schedule build_gather(const GatherArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("gather " + spec.to_string());
   if (a.block_bytes == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kGatherAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

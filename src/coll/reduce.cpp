@@ -16,14 +16,14 @@ namespace grove::coll {
 namespace {
 
 // The root's contribution and where every rank accumulates.
-struct Start {
+struct ReduceStart {
   Region mine;
   Region acc;
   Deps ready;  // acc holds this rank's contribution after these
 };
 
-Start start(Plan& plan, const ReduceArgs& a, size_t bytes, bool needs_acc) {
-  Start s;
+ReduceStart start_reduce(Plan& plan, const ReduceArgs& a, size_t bytes, bool needs_acc) {
+  ReduceStart s;
   if (a.rank == a.root) {
     s.acc = output_region(0, bytes);
     s.mine = a.in_place ? s.acc : input_region(0, bytes);
@@ -38,14 +38,14 @@ Start start(Plan& plan, const ReduceArgs& a, size_t bytes, bool needs_acc) {
   return s;
 }
 
-void build_binomial(Plan& plan, const ReduceArgs& a, size_t bytes) {
+void build_reduce_binomial(Plan& plan, const ReduceArgs& a, size_t bytes) {
   const topo::Tree tree = topo::make_tree(topo::Shape::binomial, a.size, a.root);
   std::vector<int> kids = topo::children(tree, a.rank);
   // Nearest child (smallest subtree, ready first) first.
   std::sort(kids.begin(), kids.end(),
             [&](int x, int y) { return topo::to_virtual(tree, x) < topo::to_virtual(tree, y); });
   const int parent = topo::parent(tree, a.rank);
-  const Start s = start(plan, a, bytes, !kids.empty());
+  const ReduceStart s = start_reduce(plan, a, bytes, !kids.empty());
   if (kids.empty()) {
     if (parent >= 0) plan.send(parent, 0, s.mine);
     return;
@@ -65,7 +65,7 @@ void build_binomial(Plan& plan, const ReduceArgs& a, size_t bytes) {
   if (parent >= 0) plan.send(parent, 0, s.acc, ready);
 }
 
-void build_rabenseifner(Plan& plan, const ReduceArgs& a, size_t bytes) {
+void build_reduce_rabenseifner(Plan& plan, const ReduceArgs& a, size_t bytes) {
   const Fold fold(a.size);
   const Ranks ranks{a.root, a.size};
   const int relative = ranks.relative(a.rank);
@@ -73,7 +73,7 @@ void build_rabenseifner(Plan& plan, const ReduceArgs& a, size_t bytes) {
     fold_in(plan, fold, ranks, relative, input_region(0, bytes), {}, {}, 0, {});
     return;
   }
-  const Start s = start(plan, a, bytes, true);
+  const ReduceStart s = start_reduce(plan, a, bytes, true);
   const Region incoming = plan.take_scratch(bytes);
   const Phase folded = fold_in(plan, fold, ranks, relative, s.mine, s.acc, incoming, 0, s.ready);
   const int v = fold.virtual_of(relative);
@@ -83,7 +83,7 @@ void build_rabenseifner(Plan& plan, const ReduceArgs& a, size_t bytes) {
   binomial_gather(plan, fold, ranks, v, chunks, s.acc, 1 + fold.steps, halved.done, halved.sends);
 }
 
-const AlgorithmTable<ReduceArgs> kAlgorithms{
+const AlgorithmTable<ReduceArgs> kReduceAlgorithms{
     Collective::reduce,
     {
         {{.name = "binomial",
@@ -98,7 +98,7 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
                 return cost::floor_log2(c.ranks) * (m.u(c.bytes) + m.l(c.bytes)) + queue;
               })},
          [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
-           build_binomial(p, a, a.count * datatype_size(a.dtype));
+           build_reduce_binomial(p, a, a.count * datatype_size(a.dtype));
          }},
         {{.name = "rabenseifner",
           .doc = "reduce-scatter by recursive halving, then binomial gather",
@@ -111,7 +111,7 @@ const AlgorithmTable<ReduceArgs> kAlgorithms{
                 return fold + 2 * cost::halving(p2, c.bytes, m);
               })},
          [](Plan& p, const ReduceArgs& a, const AlgorithmSpec&) {
-           build_rabenseifner(p, a, a.count * datatype_size(a.dtype));
+           build_reduce_rabenseifner(p, a, a.count * datatype_size(a.dtype));
          }},
         {shm::algorithm(Collective::reduce), nullptr},
         {hierarchical_algorithm(), nullptr},
@@ -136,7 +136,7 @@ sched::Schedule build_reduce(const ReduceArgs& a) {
   Plan plan("reduce " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
   if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kReduceAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

@@ -10,7 +10,7 @@
 namespace grove::coll {
 namespace {
 
-void build_ring(Plan& plan, const ReduceScatterArgs& a, size_t b) {
+void build_reduce_scatter_ring(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   const int n = a.size;
   const int r = a.rank;
   const BlockLayout blocks = BlockLayout::uniform(n, b);
@@ -45,7 +45,7 @@ void build_ring(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   }
 }
 
-void build_recursive_halving(Plan& plan, const ReduceScatterArgs& a, size_t b) {
+void build_reduce_scatter_halving(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   const int n = a.size;
   const int r = a.rank;
   const size_t total = b * static_cast<size_t>(n);
@@ -84,7 +84,7 @@ void build_recursive_halving(Plan& plan, const ReduceScatterArgs& a, size_t b) {
   }
 }
 
-const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
+const AlgorithmTable<ReduceScatterArgs> kReduceScatterAlgorithms{
     Collective::reduce_scatter,
     {
         {{.name = "ring",
@@ -95,7 +95,7 @@ const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
                                 return (c.ranks - 1) * (m.u(c.bytes) + m.l(c.bytes));
                               })},
          [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {
-           build_ring(p, a, a.count * datatype_size(a.dtype));
+           build_reduce_scatter_ring(p, a, a.count * datatype_size(a.dtype));
          }},
         {{.name = "recursive_halving",
           .doc = "log2 steps halving the block range",
@@ -116,7 +116,7 @@ const AlgorithmTable<ReduceScatterArgs> kAlgorithms{
                 return t;
               })},
          [](Plan& p, const ReduceScatterArgs& a, const AlgorithmSpec&) {
-           build_recursive_halving(p, a, a.count * datatype_size(a.dtype));
+           build_reduce_scatter_halving(p, a, a.count * datatype_size(a.dtype));
          }},
     }};
 
@@ -139,7 +139,7 @@ sched::Schedule build_reduce_scatter(const ReduceScatterArgs& a) {
   Plan plan("reduce_scatter " + spec.to_string());
   plan.set_reduction(a.dtype, a.op);
   if (a.count * datatype_size(a.dtype) == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kReduceScatterAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

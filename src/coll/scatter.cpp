@@ -13,7 +13,7 @@ namespace {
 
 // Every block down the tree's edges from the root (tree_steps.hpp).
 template <topo::Shape kShape>
-void down_tree(Plan& plan, const ScatterArgs& a, const AlgorithmSpec&) {
+void scatter_down_tree(Plan& plan, const ScatterArgs& a, const AlgorithmSpec&) {
   tree_scatter(plan, topo::make_tree(kShape, a.size, a.root), a.rank,
                BlockLayout::uniform(a.size, a.block_bytes), Buffer::input,
                output_region(0, a.block_bytes), 0);
@@ -38,7 +38,7 @@ double own_block_copies(const CostCase& c, const PortModel& m) {
   return std::max(0.0, copy - round_trip) + relays * copy;
 }
 
-const AlgorithmTable<ScatterArgs> kAlgorithms{
+const AlgorithmTable<ScatterArgs> kScatterAlgorithms{
     Collective::scatter,
     {
         {{.name = "flat",
@@ -49,7 +49,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
                             return (c.ranks - 1) * m.u(c.bytes) + m.l(c.bytes);
                           }),
               "max(0, c(m) - 2 (u(0) + L))", &own_block_copies<topo::Shape::flat>)},
-         &down_tree<topo::Shape::flat>},
+         &scatter_down_tree<topo::Shape::flat>},
         {{.name = "binomial",
           .doc = "binomial tree, a subtree's blocks in one message",
           .cost = with_copies(
@@ -60,7 +60,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
                           }),
               "max(0, c(m) - 2 (u(0) + L)) + (ceil(log2 P) - 1) c(m)",
               &own_block_copies<topo::Shape::binomial>)},
-         &down_tree<topo::Shape::binomial>},
+         &scatter_down_tree<topo::Shape::binomial>},
         {{.name = "chain",
           .doc = "each rank keeps its block and forwards the rest",
           .cost = with_copies(closed_form("sum_{j=1}^{P-1} (u(j m) + L)",
@@ -73,7 +73,7 @@ const AlgorithmTable<ScatterArgs> kAlgorithms{
                                           }),
                               "max(0, c(m) - 2 (u(0) + L)) + (P-2) c(m)",
                               &own_block_copies<topo::Shape::chain>)},
-         &down_tree<topo::Shape::chain>},
+         &scatter_down_tree<topo::Shape::chain>},
         {shm::algorithm(Collective::scatter), nullptr},
     }};
 
@@ -93,7 +93,7 @@ sched::Schedule build_scatter(const ScatterArgs& a) {
   const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
   Plan plan("scatter " + spec.to_string());
   if (a.block_bytes == 0) return plan.finish();
-  kAlgorithms.build(plan, a, spec);
+  kScatterAlgorithms.build(plan, a, spec);
   return plan.finish();
 }
 

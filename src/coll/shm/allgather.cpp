@@ -15,8 +15,9 @@
 namespace grove::shm {
 namespace {
 
-void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                   size_t block, const CallSignature& signature) {
+void allgather_through_slots(Group& group, std::span<const std::byte> send,
+                             std::span<std::byte> recv, size_t block,
+                             const CallSignature& signature) {
   const uint64_t call = group.begin();
   const int rank = group.rank();
   std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
@@ -32,8 +33,8 @@ void through_slots(Group& group, std::span<const std::byte> send, std::span<std:
   }
 }
 
-void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                 size_t block, const CallSignature& signature) {
+void allgather_single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                           size_t block, const CallSignature& signature) {
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
   const int rank = group.rank();
@@ -65,8 +66,8 @@ bool allgather(Group& group, Route route, std::span<const std::byte> send,
   const size_t block = recv.size() / static_cast<size_t>(group.size());
   const CallSignature signature{coll::Collective::allgather, -1, block};
   return run_route(
-      group, route, [&] { through_slots(group, send, recv, block, signature); },
-      [&] { single_copy(group, send, recv, block, signature); });
+      group, route, [&] { allgather_through_slots(group, send, recv, block, signature); },
+      [&] { allgather_single_copy(group, send, recv, block, signature); });
 }
 
 }  // namespace grove::shm

@@ -17,8 +17,9 @@
 namespace grove::shm {
 namespace {
 
-void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                   size_t block, const CallSignature& signature) {
+void alltoall_through_slots(Group& group, std::span<const std::byte> send,
+                            std::span<std::byte> recv, size_t block,
+                            const CallSignature& signature) {
   const size_t all = recv.size();
   const uint64_t call = group.begin();
   const auto rank = static_cast<size_t>(group.rank());
@@ -37,8 +38,8 @@ void through_slots(Group& group, std::span<const std::byte> send, std::span<std:
   }
 }
 
-void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                 size_t block, const CallSignature& signature) {
+void alltoall_single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                          size_t block, const CallSignature& signature) {
   const size_t all = recv.size();
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
@@ -76,8 +77,8 @@ bool alltoall(Group& group, Route route, std::span<const std::byte> send,
   const size_t block = recv.size() / static_cast<size_t>(group.size());
   const CallSignature signature{coll::Collective::alltoall, -1, block};
   return run_route(
-      group, route, [&] { through_slots(group, send, recv, block, signature); },
-      [&] { single_copy(group, send, recv, block, signature); });
+      group, route, [&] { alltoall_through_slots(group, send, recv, block, signature); },
+      [&] { alltoall_single_copy(group, send, recv, block, signature); });
 }
 
 }  // namespace grove::shm

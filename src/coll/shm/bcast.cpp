@@ -14,8 +14,8 @@
 namespace grove::shm {
 namespace {
 
-void through_slots(Group& group, std::span<std::byte> buffer, int root,
-                   const CallSignature& signature) {
+void bcast_through_slots(Group& group, std::span<std::byte> buffer, int root,
+                         const CallSignature& signature) {
   const uint64_t call = group.begin();
   if (group.rank() == root) {
     group.await_slot_free(call, signature);
@@ -28,8 +28,8 @@ void through_slots(Group& group, std::span<std::byte> buffer, int root,
   }
 }
 
-void single_copy(Group& group, std::span<std::byte> buffer, int root,
-                 const CallSignature& signature) {
+void bcast_single_copy(Group& group, std::span<std::byte> buffer, int root,
+                       const CallSignature& signature) {
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
   if (group.rank() == root) {
@@ -55,8 +55,8 @@ bool bcast(Group* group, std::span<std::byte> buffer, int root) {
 bool bcast(Group& group, Route route, std::span<std::byte> buffer, int root) {
   const CallSignature signature{coll::Collective::bcast, root, buffer.size()};
   return run_route(
-      group, route, [&] { through_slots(group, buffer, root, signature); },
-      [&] { single_copy(group, buffer, root, signature); });
+      group, route, [&] { bcast_through_slots(group, buffer, root, signature); },
+      [&] { bcast_single_copy(group, buffer, root, signature); });
 }
 
 }  // namespace grove::shm

@@ -14,8 +14,8 @@
 namespace grove::shm {
 namespace {
 
-void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                   int root, const CallSignature& signature) {
+void gather_through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                          int root, const CallSignature& signature) {
   const size_t block = send.size();
   const uint64_t call = group.begin();
   if (group.rank() != root) {
@@ -36,8 +36,8 @@ void through_slots(Group& group, std::span<const std::byte> send, std::span<std:
   }
 }
 
-void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv, int root,
-                 const CallSignature& signature) {
+void gather_single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                        int root, const CallSignature& signature) {
   const size_t block = send.size();
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
@@ -72,8 +72,8 @@ bool gather(Group& group, Route route, std::span<const std::byte> send, std::spa
             int root) {
   const CallSignature signature{coll::Collective::gather, root, send.size()};
   return run_route(
-      group, route, [&] { through_slots(group, send, recv, root, signature); },
-      [&] { single_copy(group, send, recv, root, signature); });
+      group, route, [&] { gather_through_slots(group, send, recv, root, signature); },
+      [&] { gather_single_copy(group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm

@@ -13,8 +13,8 @@
 namespace grove::shm {
 namespace {
 
-void through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
-                   int root, const CallSignature& signature) {
+void scatter_through_slots(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                           int root, const CallSignature& signature) {
   const size_t block = recv.size();
   const size_t all = block * static_cast<size_t>(group.size());
   const uint64_t call = group.begin();
@@ -31,8 +31,8 @@ void through_slots(Group& group, std::span<const std::byte> send, std::span<std:
   }
 }
 
-void single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv, int root,
-                 const CallSignature& signature) {
+void scatter_single_copy(Group& group, std::span<const std::byte> send, std::span<std::byte> recv,
+                         int root, const CallSignature& signature) {
   const size_t block = recv.size();
   const uint64_t call = group.begin();
   const uint64_t consumed = group.begin();
@@ -64,8 +64,8 @@ bool scatter(Group& group, Route route, std::span<const std::byte> send, std::sp
              int root) {
   const CallSignature signature{coll::Collective::scatter, root, recv.size()};
   return run_route(
-      group, route, [&] { through_slots(group, send, recv, root, signature); },
-      [&] { single_copy(group, send, recv, root, signature); });
+      group, route, [&] { scatter_through_slots(group, send, recv, root, signature); },
+      [&] { scatter_single_copy(group, send, recv, root, signature); });
 }
 
 }  // namespace grove::shm

@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::string_view kFormat = "grove-plogp/1";
 
-[[noreturn]] void bad(std::string_view origin, int line, const std::string& why) {
+[[noreturn]] void bad_line(std::string_view origin, int line, const std::string& why) {
   throw Error(Errc::invalid_parameter, fmt::format("pLogP table {}:{}: {}", origin, line, why));
 }
 
@@ -32,9 +32,9 @@ constexpr std::string_view kPostedGap = "gap_posted";
 void check_curve(const Curve& rows, std::string_view keyword) {
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].first < 0 || rows[i].second < 0)
-      bad("(host terms)", 0, fmt::format("negative {} row", keyword));
+      bad_line("(host terms)", 0, fmt::format("negative {} row", keyword));
     if (i > 0 && rows[i].first <= rows[i - 1].first)
-      bad("(host terms)", 0, fmt::format("{} sizes must increase from row to row", keyword));
+      bad_line("(host terms)", 0, fmt::format("{} sizes must increase from row to row", keyword));
   }
 }
 
@@ -45,13 +45,14 @@ void parse_curve_line(const std::vector<std::string>& tokens, Curve& curve, std:
   double bytes = 0, us = 0;
   if (tokens.size() != 3 || !parse_number(tokens[1], bytes) || !parse_number(tokens[2], us) ||
       bytes < 0 || us < 0) {
-    bad(origin, number,
+    bad_line(
+        origin, number,
         fmt::format("expected '{} <bytes> <microseconds>' with non-negative numbers", keyword));
   }
   if (!curve.empty() && bytes <= curve.back().first) {
-    bad(origin, number,
-        fmt::format("{} sizes must increase from row to row ({} after {})", keyword, bytes,
-                    curve.back().first));
+    bad_line(origin, number,
+             fmt::format("{} sizes must increase from row to row ({} after {})", keyword, bytes,
+                         curve.back().first));
   }
   curve.emplace_back(bytes, us);
 }
@@ -109,15 +110,15 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
     for (std::string token; fields >> token;)
       tokens.push_back(token);
     if (tokens.empty()) continue;
-    if (end_line > 0) bad(origin, number, fmt::format("text after 'end' (line {})", end_line));
+    if (end_line > 0) bad_line(origin, number, fmt::format("text after 'end' (line {})", end_line));
     if (tokens[0] == "format") {
       if (tokens.size() != 2 || tokens[1] != kFormat)
-        bad(origin, number, fmt::format("expected 'format {}'", kFormat));
+        bad_line(origin, number, fmt::format("expected 'format {}'", kFormat));
       declared = true;
       continue;
     }
     if (tokens[0] == "end") {
-      if (tokens.size() != 1) bad(origin, number, "'end' takes nothing after it");
+      if (tokens.size() != 1) bad_line(origin, number, "'end' takes nothing after it");
       end_line = number;
       continue;
     }
@@ -125,7 +126,7 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
     if (tokens[0] == "L") {
       double value = 0;
       if (tokens.size() != 2 || !parse_number(tokens[1], value) || value < 0)
-        bad(origin, number, "expected 'L <microseconds>' with a non-negative number");
+        bad_line(origin, number, "expected 'L <microseconds>' with a non-negative number");
       table.latency_us_ = value;
       have_latency = true;
       continue;
@@ -133,8 +134,8 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
     if (tokens[0] == "call_us" || tokens[0] == "shm_us") {
       double value = 0;
       if (tokens.size() != 2 || !parse_number(tokens[1], value) || value < 0)
-        bad(origin, number,
-            fmt::format("expected '{} <microseconds>' with a non-negative number", tokens[0]));
+        bad_line(origin, number,
+                 fmt::format("expected '{} <microseconds>' with a non-negative number", tokens[0]));
       (tokens[0] == "call_us" ? table.call_us_ : table.shm_us_) = value;
       continue;
     }
@@ -147,29 +148,29 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
       continue;
     }
     if (tokens.size() != 4)
-      bad(origin, number,
-          fmt::format("expected 4 fields (bytes os_us or_us g_us), got {}", tokens.size()));
+      bad_line(origin, number,
+               fmt::format("expected 4 fields (bytes os_us or_us g_us), got {}", tokens.size()));
     Row row;
     double* fields_out[] = {&row.bytes, &row.os_us, &row.or_us, &row.g_us};
     for (size_t i = 0; i < 4; ++i) {
       if (!parse_number(tokens[i], *fields_out[i]) || *fields_out[i] < 0)
-        bad(origin, number, fmt::format("'{}' is not a number >= 0", tokens[i]));
+        bad_line(origin, number, fmt::format("'{}' is not a number >= 0", tokens[i]));
     }
     if (!table.rows_.empty() && row.bytes <= table.rows_.back().bytes) {
-      bad(origin, number,
-          fmt::format("sizes must increase from row to row ({} after {})", row.bytes,
-                      table.rows_.back().bytes));
+      bad_line(origin, number,
+               fmt::format("sizes must increase from row to row ({} after {})", row.bytes,
+                           table.rows_.back().bytes));
     }
     table.rows_.push_back(row);
   }
   // Whole-file errors name the last line: where the missing part should be.
-  if (!have_latency) bad(origin, number, "no 'L <microseconds>' line");
-  if (table.rows_.empty()) bad(origin, number, "no size rows");
+  if (!have_latency) bad_line(origin, number, "no 'L <microseconds>' line");
+  if (table.rows_.empty()) bad_line(origin, number, "no size rows");
   if (declared && end_line == 0) {
-    bad(origin, number,
-        fmt::format("truncated: the table declares '{}' but has no 'end' line after its {} "
-                    "rows",
-                    kFormat, table.rows_.size()));
+    bad_line(origin, number,
+             fmt::format("truncated: the table declares '{}' but has no 'end' line after its {} "
+                         "rows",
+                         kFormat, table.rows_.size()));
   }
   return table;
 }
@@ -191,14 +192,14 @@ PlogpTable PlogpTable::from_rows(double latency_us, std::vector<Row> rows) {
 }
 
 void PlogpTable::check(std::string_view origin) const {
-  if (rows_.empty()) bad(origin, 0, "no size rows");
-  if (latency_us_ < 0) bad(origin, 0, "negative latency");
+  if (rows_.empty()) bad_line(origin, 0, "no size rows");
+  if (latency_us_ < 0) bad_line(origin, 0, "negative latency");
   for (size_t i = 0; i < rows_.size(); ++i) {
     const Row& r = rows_[i];
     if (r.bytes < 0 || r.os_us < 0 || r.or_us < 0 || r.g_us < 0)
-      bad(origin, static_cast<int>(i + 1), "negative value");
+      bad_line(origin, static_cast<int>(i + 1), "negative value");
     if (i > 0 && r.bytes <= rows_[i - 1].bytes)
-      bad(origin, static_cast<int>(i + 1), "sizes must increase from row to row");
+      bad_line(origin, static_cast<int>(i + 1), "sizes must increase from row to row");
   }
 }
 
@@ -235,7 +236,7 @@ double PlogpTable::copy_us(double bytes, CopyKind kind) const {
 }
 
 void PlogpTable::set_host_terms(double call_us, double shm_us, CopyCurve copy) {
-  if (call_us < 0 || shm_us < 0) bad("(host terms)", 0, "negative call_us or shm_us");
+  if (call_us < 0 || shm_us < 0) bad_line("(host terms)", 0, "negative call_us or shm_us");
   set_copy_curve(CopyKind::local, std::move(copy));
   call_us_ = call_us;
   shm_us_ = shm_us;

@@ -10,7 +10,7 @@
 namespace grove::bench {
 namespace {
 
-std::vector<tsv::Cell> cells_of(const std::string& body) {
+std::vector<tsv::Cell> synthetic_cells(const std::string& body) {
   std::istringstream in(std::string(tsv::kSpanOnlyHeader) + "\n" + body);
   return tsv::group(tsv::read(in, "synthetic"));
 }
@@ -28,7 +28,7 @@ const char* const kThreeCells =
     "mpich\tbcast\tnative\t2\t512\tisolated\t0\t5e-6\n";
 
 TEST(BenchSummary, HeadlinesCountCellsAtOrBelowOneAndTheWorst) {
-  const auto heads = headlines(cells_of(kThreeCells), {"openmpi", "mpich"});
+  const auto heads = headlines(synthetic_cells(kThreeCells), {"openmpi", "mpich"});
   ASSERT_EQ(heads.size(), 3u);
   EXPECT_EQ(heads[0].against, "openmpi");
   EXPECT_EQ(heads[0].cells, 3u);
@@ -48,7 +48,7 @@ TEST(BenchSummary, HeadlinesCountCellsAtOrBelowOneAndTheWorst) {
 TEST(BenchSummary, MarkdownHasOneRowPerGroveCellAndSaysWhyAPeerIsMissing) {
   RunSummary run;
   run.settings = {"2 ranks on 2 cores"};
-  run.cells = cells_of(kThreeCells);
+  run.cells = synthetic_cells(kThreeCells);
   run.peers = {{"openmpi", true, "Open MPI v4.1.4"},
                {"mpich", true, "MPICH 4.0.2"},
                {"gloo", false, "grove-peer-gloo not built"}};
@@ -65,7 +65,7 @@ TEST(BenchSummary, MarkdownHasOneRowPerGroveCellAndSaysWhyAPeerIsMissing) {
 }
 
 TEST(BenchPlot, ScriptHasOneSeriesPerLibraryAndLeavesOutZeroBytes) {
-  const auto cells = cells_of(
+  const auto cells = synthetic_cells(
       "grove\tbcast\tauto\t2\t0\tisolated\t0\t1e-6\n"
       "grove\tbcast\tauto\t2\t8\tisolated\t0\t1e-6\n"
       "grove\tbcast\tauto\t2\t64\tisolated\t0\t2e-6\n"

@@ -51,7 +51,8 @@ std::vector<Algorithm> algorithms() {
   };
 }
 
-void check(const Algorithm& algorithm, int n, size_t block, bool in_place, uint64_t hash) {
+void check_allgather(const Algorithm& algorithm, int n, size_t block, bool in_place,
+                     uint64_t hash) {
   SCOPED_TRACE(::testing::Message() << algorithm.name << " N=" << n << " block=" << block
                                     << (in_place ? " in place" : ""));
   const size_t total = block * static_cast<size_t>(n);
@@ -97,7 +98,7 @@ TEST(Allgather, EveryAlgorithmSizeAndRankCount) {
       const size_t big = (size_t{1} << 20) / static_cast<size_t>(n) + 3;
       for (size_t block : {size_t{0}, size_t{1}, size_t{13}, size_t{4096}, big}) {
         for (bool in_place : {false, true})
-          check(algorithm, n, block, in_place, hash++);
+          check_allgather(algorithm, n, block, in_place, hash++);
       }
     }
   }

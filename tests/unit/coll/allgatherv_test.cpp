@@ -40,9 +40,9 @@ Layout make_layout(std::vector<size_t> counts, bool gapped) {
   return layout;
 }
 
-void check(const std::string& name,
-           const std::function<sched::Schedule(const AllgathervArgs&)>& build, int n,
-           const Layout& layout, bool in_place, uint64_t hash) {
+void check_allgatherv(const std::string& name,
+                      const std::function<sched::Schedule(const AllgathervArgs&)>& build, int n,
+                      const Layout& layout, bool in_place, uint64_t hash) {
   SCOPED_TRACE(::testing::Message() << name << " N=" << n << " extent=" << layout.extent
                                     << (layout.offsets.empty() ? " packed" : " gapped")
                                     << (in_place ? " in place" : ""));
@@ -81,7 +81,8 @@ void check(const std::string& name,
   }
 }
 
-std::function<sched::Schedule(const AllgathervArgs&)> with(const std::string& algorithm) {
+std::function<sched::Schedule(const AllgathervArgs&)> allgatherv_with(
+    const std::string& algorithm) {
   return [algorithm](AllgathervArgs a) {
     a.algorithm = parse_algorithm("allgatherv", algorithm);
     return build_allgatherv(a);
@@ -91,8 +92,8 @@ std::function<sched::Schedule(const AllgathervArgs&)> with(const std::string& al
 TEST(Allgatherv, EveryAlgorithmWithZeroAndUnevenCounts) {
   const std::vector<std::pair<std::string, std::function<sched::Schedule(const AllgathervArgs&)>>>
       algorithms = {
-          {"ring", with("ring")},
-          {"gather_bcast", with("gather_bcast")},
+          {"ring", allgatherv_with("ring")},
+          {"gather_bcast", allgatherv_with("gather_bcast")},
           {"gather_bcast:2:2",
            [](AllgathervArgs a) {
              params::ScopedSet up("rollup_radix", "2");
@@ -100,7 +101,7 @@ TEST(Allgatherv, EveryAlgorithmWithZeroAndUnevenCounts) {
              a.algorithm = parse_algorithm("allgatherv", "gather_bcast");
              return build_allgatherv(a);
            }},
-          {"auto", with("auto")},
+          {"auto", allgatherv_with("auto")},
       };
   uint64_t hash = 0;
   for (const auto& [name, build] : algorithms) {
@@ -123,7 +124,8 @@ TEST(Allgatherv, EveryAlgorithmWithZeroAndUnevenCounts) {
         for (int variant = 0; variant < 4; ++variant) {
           // The > 1 MiB set in one layout variant per rank count, rotating.
           if (big_set && variant != n % 4) continue;
-          check(name, build, n, make_layout(count_sets[set], variant & 1), variant & 2, hash++);
+          check_allgatherv(name, build, n, make_layout(count_sets[set], variant & 1), variant & 2,
+                           hash++);
         }
       }
     }

@@ -23,9 +23,9 @@ std::vector<std::byte> block_of(int from, int to, size_t length) {
   return testing::pattern_bytes(from, length, static_cast<uint32_t>(to) + 1);
 }
 
-void check(const std::string& name,
-           const std::function<sched::Schedule(const AlltoallArgs&)>& build, int n, size_t b,
-           bool in_place, uint64_t hash) {
+void check_alltoall(const std::string& name,
+                    const std::function<sched::Schedule(const AlltoallArgs&)>& build, int n,
+                    size_t b, bool in_place, uint64_t hash) {
   SCOPED_TRACE(::testing::Message()
                << name << " N=" << n << " block=" << b << (in_place ? " in place" : ""));
   const size_t total = b * static_cast<size_t>(n);
@@ -85,7 +85,7 @@ TEST(Alltoall, EveryAlgorithmSizeAndRankCount) {
       for (size_t b : {size_t{0}, size_t{1}, size_t{3}, size_t{257}, big}) {
         for (bool in_place : {false, true}) {
           if (b == big && in_place != (n % 2 == 0)) continue;  // one variant for the big size
-          check(name, build, n, b, in_place, hash++);
+          check_alltoall(name, build, n, b, in_place, hash++);
         }
       }
     }

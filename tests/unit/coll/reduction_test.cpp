@@ -316,7 +316,7 @@ std::vector<std::pair<Datatype, ReduceOp>> combos() {
   return out;
 }
 
-const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
+const int kReduceRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
 
 // Counts: 0, 1, fewer than the ranks, odd, and > 1 MiB of float32 (per rank
 // for reduce/allreduce, in total for reduce-scatter).
@@ -330,7 +330,7 @@ void matrix(const std::string& collective, const std::vector<std::string>& algor
   const auto all = combos();
   uint64_t hash = 0;
   for (const std::string& algorithm : algorithms) {
-    for (int n : kSizes) {
+    for (int n : kReduceRankCounts) {
       const std::vector<size_t> counts = counts_for(collective, n);
       for (size_t count : counts) {
         const bool big = count == counts.back();

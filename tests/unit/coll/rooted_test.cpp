@@ -14,7 +14,7 @@ namespace {
 
 using testing::RankIo;
 
-const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
+const int kRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16};
 
 std::vector<size_t> blocks_for(int n) {
   // 0, 1, odd, and > 1 MiB in the root's buffer.
@@ -26,7 +26,7 @@ TEST(Scatter, EveryAlgorithmRootAndSize) {
   algorithms.push_back("auto");
   uint64_t hash = 0;
   for (const std::string& name : algorithms) {
-    for (int n : kSizes) {
+    for (int n : kRankCounts) {
       for (int root = 0; root < n; ++root) {
         for (size_t block : blocks_for(n)) {
           // All roots at the small sizes; the big size at three roots.
@@ -65,7 +65,7 @@ TEST(Gather, EveryAlgorithmRootAndSize) {
     algorithms.emplace_back(extra);
   uint64_t hash = 0;
   for (const std::string& name : algorithms) {
-    for (int n : kSizes) {
+    for (int n : kRankCounts) {
       for (int root = 0; root < n; ++root) {
         for (size_t block : blocks_for(n)) {
           if (block > 1000 && root != 0 && root != n - 1 && root != n / 2) continue;

@@ -79,7 +79,7 @@ TEST(Select, BuiltInTableReproducesTheRulesItReplaced) {
   int cases = 0;
   for (int n : ranks) {
     for (size_t b : sizes) {
-      SCOPED_TRACE(testing::Message() << n << " ranks, " << b << " B");
+      SCOPED_TRACE(::testing::Message() << n << " ranks, " << b << " B");
       EXPECT_EQ(resolved(BcastArgs{0, n, 0, b, {}}).name, old_bcast(n, b));
       EXPECT_EQ(resolved(ScatterArgs{0, n, 0, b, {}}).name, old_scatter(n, b));
       EXPECT_EQ(resolved(GatherArgs{0, n, 0, b, {}}).name, "binomial");

@@ -141,34 +141,34 @@ TEST(ShmCmaProbe, MembersAgreeOffWhenAnyOneCannotRead) {
   EXPECT_FALSE(cma_verdict(results).on);
 }
 
-constexpr int kMembers = 2;
-constexpr size_t kSlot = 4096;
+constexpr int kCmaMembers = 2;
+constexpr size_t kCmaSlot = 4096;
 
 // Two Groups over two mappings of one segment: members 0 and 1 of this
 // process (each Group unmaps its own mapping).
-struct Members {
+struct CmaMembers {
   int fd = ::memfd_create("grove-shm-cma-test", 0);
-  MemoryWorld world{kMembers};
-  std::unique_ptr<Group> group[kMembers];
+  MemoryWorld world{kCmaMembers};
+  std::unique_ptr<Group> group[kCmaMembers];
 
-  explicit Members(bool single_copy, pid_t pid = ::getpid()) {
-    const size_t length = segment_length(kMembers, kSlot);
+  explicit CmaMembers(bool single_copy, pid_t pid = ::getpid()) {
+    const size_t length = segment_length(kCmaMembers, kCmaSlot);
     EXPECT_EQ(::ftruncate(fd, static_cast<off_t>(length)), 0);
-    for (int m = 0; m < kMembers; ++m) {
+    for (int m = 0; m < kCmaMembers; ++m) {
       void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       EXPECT_NE(base, MAP_FAILED);
       group[m] = std::make_unique<Group>(
-          m, kMembers, world.transport(m), [] { return -1; }, base, length, kSlot);
+          m, kCmaMembers, world.transport(m), [] { return -1; }, base, length, kCmaSlot);
       if (single_copy) group[m]->enable_single_copy({pid, pid});
     }
   }
-  ~Members() { ::close(fd); }
+  ~CmaMembers() { ::close(fd); }
 };
 
 TEST(ShmCmaRoute, SingleCopyFromTheThresholdWhereAgreedElseTheSlots) {
   params::ScopedSet max("shm_max_bytes", "4096");
-  Members with(true);
-  Members without(false);
+  CmaMembers with(true);
+  CmaMembers without(false);
   const Group& g = *with.group[0];
   using Route = Group::Route;
   // From the threshold (64 KiB here): not bounded by shm_max_bytes or the slots.
@@ -197,13 +197,13 @@ TEST(ShmCmaRoute, SingleCopyFromTheThresholdWhereAgreedElseTheSlots) {
 TEST(ShmCmaProtocol, CopiesOnceAndTheOwnerWaitsForConsumption) {
   params::ScopedSet policy("wait_policy", "block");
   params::ScopedSet from("shm_cma_min_bytes", "1024");
-  Members m(true);
+  CmaMembers m(true);
   const size_t bytes = 300000;  // past the slots
   const std::vector<std::byte> message = pattern(bytes, 3);
   std::vector<std::byte> root_buffer = message;
   std::vector<std::byte> reader_buffer(bytes);
-  std::vector<std::byte> gathered[kMembers];
-  std::vector<std::byte> small[kMembers];
+  std::vector<std::byte> gathered[kCmaMembers];
+  std::vector<std::byte> small[kCmaMembers];
   auto member = [&](int r) {
     std::vector<std::byte>& mine = r == 1 ? root_buffer : reader_buffer;
     EXPECT_TRUE(bcast(m.group[r].get(), mine, 1));
@@ -219,8 +219,8 @@ TEST(ShmCmaProtocol, CopiesOnceAndTheOwnerWaitsForConsumption) {
   other.join();
   EXPECT_EQ(reader_buffer, message);
   EXPECT_EQ(root_buffer, message);
-  for (int r = 0; r < kMembers; ++r) {
-    for (int b = 0; b < kMembers; ++b) {
+  for (int r = 0; r < kCmaMembers; ++r) {
+    for (int b = 0; b < kCmaMembers; ++b) {
       const std::vector<std::byte> want = pattern(2048, 10 + b);
       EXPECT_TRUE(
           std::equal(want.begin(), want.end(), gathered[r].begin() + static_cast<long>(b) * 2048))
@@ -251,7 +251,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   std::vector<std::byte> to(200);
   {
     // Another length than the reader's call (sizes agree modulo 2^24 only).
-    Members m(true);
+    CmaMembers m(true);
     m.group[0]->publish_buffer(1, owned.data(), 100);
     m.group[0]->publish(1, kBcast);
     m.group[1]->await_member(0, 1, kBcast);
@@ -264,7 +264,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   }
   {
     // The owner's process is gone: departed, as the failure notices say.
-    Members m(true, gone_pid());
+    CmaMembers m(true, gone_pid());
     m.group[0]->publish_buffer(1, owned.data(), 200);
     m.group[0]->publish(1, kBcast);
     const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
@@ -275,7 +275,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
   }
   {
     // A buffer that is not mapped in the owner.
-    Members m(true);
+    CmaMembers m(true);
     m.group[0]->publish_buffer(1, nullptr, 200);
     m.group[0]->publish(1, kBcast);
     const Error e = error_of([&] { m.group[1]->pull(0, 1, kBcast, 200, 0, to); });
@@ -294,7 +294,7 @@ TEST(ShmCmaProtocol, AReadNamesTheMemberTheCallAndTheCause) {
 TEST(ShmCmaProtocol, AnOwnerThatFailsWithdrawsItsBuffer) {
   std::vector<std::byte> owned = pattern(200, 5);
   std::vector<std::byte> to(200);
-  Members m(true);
+  CmaMembers m(true);
   m.group[0]->publish_buffer(1, owned.data(), 200);
   m.group[0]->publish(1, kBcast);
   // Before the owner fails, a read delivers the bytes.

@@ -29,15 +29,15 @@ using sched::Region;
 using sched::Schedule;
 using sched::Step;
 
-struct Case {
+struct SymmetryCase {
   std::string name;
   // The schedule of `rank` of `size`, for one call shape.
   std::function<Schedule(int rank, int size)> build;
   bool even_sizes_only = false;
 };
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<SymmetryCase> cases() {
+  std::vector<SymmetryCase> out;
   for (const bool in_place : {false, true}) {
     const std::string place = in_place ? " in place" : "";
     out.push_back({"allgather ring" + place, [in_place](int rank, int size) {
@@ -142,7 +142,7 @@ void expect_relabelled_equal(const Schedule& shared, int shift, const Schedule& 
 
 TEST(Symmetry, EveryRankIsTheSharedScheduleRelabelled) {
   int checked = 0;
-  for (const Case& c : cases()) {
+  for (const SymmetryCase& c : cases()) {
     for (const int size : {1, 2, 3, 4, 5, 7, 8, 12, 16, 23, 32, 37}) {
       if (c.even_sizes_only && size % 2 != 0) continue;
       const Schedule shared = c.build(0, size);

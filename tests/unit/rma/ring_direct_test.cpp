@@ -26,20 +26,20 @@ using grove::testing::WorldGroups;
 constexpr uint64_t kThreshold = 4096;
 constexpr uint64_t kCapacity = 256 * 1024;
 
-std::vector<std::byte> message(uint64_t seq, size_t length) {
+std::vector<std::byte> direct_message(uint64_t seq, size_t length) {
   std::vector<std::byte> m(length);
   for (size_t i = 0; i < length; ++i)
     m[i] = static_cast<std::byte>((seq * 31 + i * 7 + i / 251) & 0xff);
   return m;
 }
 
-struct Rig {
+struct DirectRig {
   params::ScopedSet direct{"ring_direct_bytes", std::to_string(kThreshold)};
   MemoryWorld world;
   WorldGroups groups;
   std::vector<std::unique_ptr<RingEndpoint>> ends;
 
-  Rig(bool mapped, RingMode mode, uint32_t depth)
+  DirectRig(bool mapped, RingMode mode, uint32_t depth)
       : world(2, MemoryWorld::Options{0, MemoryWorld::SendMode::eager, true, mapped}),
         groups(world) {
     const std::vector<LaneSpec> lanes{{0, 1, depth, kCapacity}};
@@ -139,14 +139,14 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
     for (RingMode mode : {RingMode::safe, RingMode::raw}) {
       SCOPED_TRACE(std::string(mapped ? "mapped " : "put/get ") +
                    std::string(RingLayout::mode_name(mode)));
-      Rig rig(mapped, mode, 4);
+      DirectRig rig(mapped, mode, 4);
       EXPECT_EQ(rig.writer().layout().mapped(0), mapped);
       EXPECT_EQ(rig.reader().layout().direct(0), !mapped);
       std::vector<std::byte> out(kCapacity);
       uint64_t seq = 0;
       for (size_t length : sizes) {
         ++seq;
-        ASSERT_TRUE(rig.writer().try_send(1, message(seq, length)));
+        ASSERT_TRUE(rig.writer().try_send(1, direct_message(seq, length)));
         rig.settle();
         const auto* header = reinterpret_cast<const SlotHeader*>(rig.slot(seq));
         EXPECT_EQ(header->kind, !mapped && length > kThreshold ? kSlotDescriptor : kSlotInline)
@@ -155,9 +155,10 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
         std::fill(out.begin(), out.end(), std::byte{0});
         ASSERT_EQ(rig.recv(out), length);
         EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(length),
-                               message(seq, length).begin()))
+                               direct_message(seq, length).begin()))
             << length << " B";
-        EXPECT_EQ(out[length % kCapacity], length == kCapacity ? message(seq, 1)[0] : std::byte{0})
+        EXPECT_EQ(out[length % kCapacity],
+                  length == kCapacity ? direct_message(seq, 1)[0] : std::byte{0})
             << "written past the message";
       }
       const LaneCounters c = rig.in();
@@ -179,14 +180,14 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
 // a message the writer is still copying in chunks is copied out chunk by
 // chunk by a reader that looks meanwhile.
 TEST(RingDirect, AMappedLaneKeepsLargeMessagesInItsSlots) {
-  Rig rig(true, RingMode::safe, 2);
+  DirectRig rig(true, RingMode::safe, 2);
   const RingLayout& layout = rig.writer().layout();
   EXPECT_EQ(layout.staging_offset(0), 0u);
   EXPECT_EQ(layout.region_bytes(0), sizeof(CreditLine));
   EXPECT_EQ(layout.region_bytes(1), sizeof(LaneHeader) + 2 * slot_stride(kCapacity));
   EXPECT_EQ(rig.reader().layout().encode(), layout.encode());
   // Message 1 half written: the writer published two 8 KiB chunks of it.
-  const auto body = message(1, 100000);
+  const auto body = direct_message(1, 100000);
   std::byte* slot = rig.slot(1);
   auto* header = reinterpret_cast<SlotHeader*>(slot);
   header->len = body.size();
@@ -213,21 +214,21 @@ TEST(RingDirect, AMappedLaneKeepsLargeMessagesInItsSlots) {
 // (the credit gate): the third large message waits for the first fetch.
 TEST(RingDirect, SafeStagingBlocksFollowTheCredits) {
   for (bool mapped : {true, false}) {
-    Rig rig(mapped, RingMode::safe, 2);
+    DirectRig rig(mapped, RingMode::safe, 2);
     std::vector<std::byte> out(kCapacity);
-    ASSERT_TRUE(rig.writer().try_send(1, message(1, 50000)));
-    ASSERT_TRUE(rig.writer().try_send(1, message(2, 60000)));
+    ASSERT_TRUE(rig.writer().try_send(1, direct_message(1, 50000)));
+    ASSERT_TRUE(rig.writer().try_send(1, direct_message(2, 60000)));
     rig.settle();
-    EXPECT_FALSE(rig.writer().try_send(1, message(3, 70000)));
+    EXPECT_FALSE(rig.writer().try_send(1, direct_message(3, 70000)));
     EXPECT_EQ(rig.writer().counters()[0].waits, 1u);
     ASSERT_EQ(rig.recv(out), 50000u);
-    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 50000, message(1, 50000).begin()));
-    rig.world.run_until([&] { return rig.writer().try_send(1, message(3, 70000)); }, 1000,
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 50000, direct_message(1, 50000).begin()));
+    rig.world.run_until([&] { return rig.writer().try_send(1, direct_message(3, 70000)); }, 1000,
                         "credit");
     ASSERT_EQ(rig.recv(out), 60000u);
-    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 60000, message(2, 60000).begin()));
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 60000, direct_message(2, 60000).begin()));
     ASSERT_EQ(rig.recv(out), 70000u);
-    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 70000, message(3, 70000).begin()));
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 70000, direct_message(3, 70000).begin()));
     EXPECT_EQ(rig.in().delivered, 3u);
     EXPECT_EQ(rig.in().corrupt, 0u);
   }
@@ -241,15 +242,15 @@ TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
   for (bool mapped : {true, false}) {
     SCOPED_TRACE(mapped ? "mapped" : "put/get");
     {
-      Rig rig(mapped, RingMode::raw, 4);
+      DirectRig rig(mapped, RingMode::raw, 4);
       for (uint64_t s = 1; s <= 10; ++s)
-        ASSERT_TRUE(rig.writer().try_send(1, message(s, 5000 + 1000 * s)));
+        ASSERT_TRUE(rig.writer().try_send(1, direct_message(s, 5000 + 1000 * s)));
       rig.settle();
       std::vector<std::byte> out(kCapacity);
       for (uint64_t s = 7; s <= 10; ++s) {
         ASSERT_EQ(rig.recv(out), 5000 + 1000 * s);
         EXPECT_TRUE(std::equal(out.begin(), out.begin() + 5000 + 1000 * static_cast<ptrdiff_t>(s),
-                               message(s, 5000 + 1000 * s).begin()))
+                               direct_message(s, 5000 + 1000 * s).begin()))
             << s;
       }
       EXPECT_FALSE(rig.reader().try_recv(0, out).has_value());
@@ -259,8 +260,8 @@ TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
       EXPECT_EQ(rig.in().max_lag, 7u);
     }
     if (mapped) continue;  // no staging blocks through a mapping
-    Rig rig(mapped, RingMode::raw, 4);
-    ASSERT_TRUE(rig.writer().try_send(1, message(1, 9000)));
+    DirectRig rig(mapped, RingMode::raw, 4);
+    ASSERT_TRUE(rig.writer().try_send(1, direct_message(1, 9000)));
     rig.settle();
     // The writer has begun staging message 5 in block 0.
     auto* block_seq = reinterpret_cast<std::atomic<uint64_t>*>(rig.block(1));
@@ -270,12 +271,12 @@ TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
     EXPECT_EQ(rig.in().delivered, 0u);
     EXPECT_EQ(rig.in().corrupt, 0u);
     for (uint64_t s = 2; s <= 5; ++s)
-      ASSERT_TRUE(rig.writer().try_send(1, message(s, 9000 + s)));
+      ASSERT_TRUE(rig.writer().try_send(1, direct_message(s, 9000 + s)));
     rig.settle();
     for (uint64_t s = 2; s <= 5; ++s) {
       ASSERT_EQ(rig.recv(out), 9000 + s);
       EXPECT_TRUE(std::equal(out.begin(), out.begin() + 9000 + static_cast<ptrdiff_t>(s),
-                             message(s, 9000 + s).begin()))
+                             direct_message(s, 9000 + s).begin()))
           << s;
     }
     EXPECT_EQ(rig.in().delivered + rig.in().lost, 5u);
@@ -289,7 +290,7 @@ TEST(RingDirect, RawOverwritesCountLossNeverTornPayloads) {
 // ones exact.
 TEST(RingDirect, RawSoakKeepsTheInvariant) {
   for (bool mapped : {true, false}) {
-    Rig rig(mapped, RingMode::raw, 2);
+    DirectRig rig(mapped, RingMode::raw, 2);
     std::vector<std::byte> out(kCapacity);
     const std::vector<size_t> sizes{100, 4096, 4097, 20000, kCapacity};
     auto length_of = [&](uint64_t s) { return sizes[s % sizes.size()] - (s % 3); };
@@ -301,14 +302,14 @@ TEST(RingDirect, RawSoakKeepsTheInvariant) {
         const uint64_t s = c.delivered + c.lost;
         ASSERT_EQ(*got, length_of(s)) << "message " << s;
         ASSERT_TRUE(std::equal(out.begin(), out.begin() + static_cast<ptrdiff_t>(*got),
-                               message(s, *got).begin()))
+                               direct_message(s, *got).begin()))
             << "message " << s;
         ++delivered_seen;
       }
     };
     constexpr uint64_t kSent = 300;
     for (uint64_t s = 1; s <= kSent; ++s) {
-      ASSERT_TRUE(rig.writer().try_send(1, message(s, length_of(s))));
+      ASSERT_TRUE(rig.writer().try_send(1, direct_message(s, length_of(s))));
       rig.world.progress_all();
       if (s % 3 == 0) drain();
     }
@@ -328,8 +329,8 @@ TEST(RingDirect, RawSoakKeepsTheInvariant) {
 // once repaired the message is delivered exactly.
 TEST(RingDirect, BadDescriptorsAndPayloadsAreCorrupt) {
   {
-    Rig rig(false, RingMode::safe, 4);
-    const auto body = message(1, 10000);
+    DirectRig rig(false, RingMode::safe, 4);
+    const auto body = direct_message(1, 10000);
     ASSERT_TRUE(rig.writer().try_send(1, body));
     rig.settle();
     std::byte* offset_field = rig.slot(1) + kSlotHeader;
@@ -352,7 +353,7 @@ TEST(RingDirect, BadDescriptorsAndPayloadsAreCorrupt) {
     ASSERT_EQ(rig.recv(out), 10000u);
     EXPECT_TRUE(std::equal(out.begin(), out.begin() + 10000, body.begin()));
     // Message 2: a CRC mismatch is a second corrupt message.
-    ASSERT_TRUE(rig.writer().try_send(1, message(2, 8000)));
+    ASSERT_TRUE(rig.writer().try_send(1, direct_message(2, 8000)));
     rig.settle();
     rig.block(2)[8 + 10] ^= std::byte{0x80};
     EXPECT_FALSE(rig.reader().try_recv(0, out).has_value());
@@ -364,7 +365,7 @@ TEST(RingDirect, BadDescriptorsAndPayloadsAreCorrupt) {
     EXPECT_EQ(rig.in().corrupt, 2u);  // still message 2
     reinterpret_cast<std::atomic<uint64_t>*>(rig.block(2))->store(2);
     ASSERT_EQ(rig.recv(out), 8000u);
-    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 8000, message(2, 8000).begin()));
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 8000, direct_message(2, 8000).begin()));
     EXPECT_EQ(rig.in().delivered, 2u);
   }
 }
@@ -373,8 +374,8 @@ TEST(RingDirect, BadDescriptorsAndPayloadsAreCorrupt) {
 // consumed, nothing fetched.
 TEST(RingDirect, ShortBufferIsTruncatedBeforeTheFetch) {
   for (bool mapped : {true, false}) {
-    Rig rig(mapped, RingMode::safe, 2);
-    ASSERT_TRUE(rig.writer().try_send(1, message(1, 30000)));
+    DirectRig rig(mapped, RingMode::safe, 2);
+    ASSERT_TRUE(rig.writer().try_send(1, direct_message(1, 30000)));
     rig.settle();
     std::vector<std::byte> small(20000), enough(30000);
     try {
@@ -387,7 +388,7 @@ TEST(RingDirect, ShortBufferIsTruncatedBeforeTheFetch) {
           << e.what();
     }
     ASSERT_EQ(rig.recv(enough), 30000u);
-    EXPECT_EQ(enough, message(1, 30000));
+    EXPECT_EQ(enough, direct_message(1, 30000));
   }
 }
 
@@ -398,8 +399,8 @@ TEST(RingDirect, ShortBufferIsTruncatedBeforeTheFetch) {
 TEST(RingDirect, AFetchThatTimesOutNeverWritesTheBufferLater) {
   params::ScopedSet timeout("timeout_ms", "50");
   params::ScopedSet cancel_wait("cancel_wait_ms", "20");
-  Rig rig(false, RingMode::safe, 2);
-  ASSERT_TRUE(rig.writer().try_send(1, message(1, 9000)));
+  DirectRig rig(false, RingMode::safe, 2);
+  ASSERT_TRUE(rig.writer().try_send(1, direct_message(1, 9000)));
   rig.settle();
   rig.world.hold_rma(0);
   std::vector<std::byte> out(kCapacity, std::byte{0x5a});

@@ -27,7 +27,7 @@ std::vector<std::byte> message(int src, uint64_t seq, size_t length) {
   return m;
 }
 
-std::string error_of(const std::function<void()>& f) {
+std::string ring_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
@@ -36,12 +36,12 @@ std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
-struct Rig {
+struct RingRig {
   MemoryWorld world;
   WorldGroups groups;
   std::vector<std::unique_ptr<RingEndpoint>> ends;
 
-  Rig(int n, bool mapped, std::vector<LaneSpec> lanes, RingMode mode)
+  RingRig(int n, bool mapped, std::vector<LaneSpec> lanes, RingMode mode)
       : world(n, MemoryWorld::Options{0, MemoryWorld::SendMode::eager, true, mapped}),
         groups(world) {
     ends = groups.construct_all<RingEndpoint>(
@@ -92,7 +92,7 @@ TEST(RingLayout, SortsLanesAndPlacesThem) {
 
 TEST(RingLayout, BadLanesAreNamedErrors) {
   auto make = [](std::vector<LaneSpec> lanes) {
-    return error_of([&] { RingLayout(lanes, RingMode::safe, 3, 1); });
+    return ring_error_of([&] { RingLayout(lanes, RingMode::safe, 3, 1); });
   };
   EXPECT_EQ(make({{0, 1, 0, 8}}),
             "invalid argument: rank 1: ring: lane 0 -> 1 (depth 0, capacity 8 B): depth 0 (a "
@@ -111,14 +111,14 @@ TEST(RingLayout, DifferentListsAreNamed) {
   RingLayout raw({{0, 1, 4, 64}, {1, 0, 4, 64}}, RingMode::raw, 2, 1);
   RingLayout fewer({{0, 1, 4, 64}}, RingMode::safe, 2, 1);
   EXPECT_NO_THROW(mine.check_same(mine.encode(), 0, 0));
-  EXPECT_EQ(error_of([&] { mine.check_same(theirs.encode(), 1, 0); }),
+  EXPECT_EQ(ring_error_of([&] { mine.check_same(theirs.encode(), 1, 0); }),
             "mismatch: rank 0: ring: rank 1's lane list differs from rank 0's: lane 0 -> 1 "
             "(depth 8, capacity 64 B) there, 0 -> 1 (depth 4, capacity 64 B) here; every rank "
             "must pass the same lanes and mode, no ring was created");
   EXPECT_NE(
-      error_of([&] { mine.check_same(raw.encode(), 1, 0); }).find("mode raw there, safe here"),
+      ring_error_of([&] { mine.check_same(raw.encode(), 1, 0); }).find("mode raw there, safe here"),
       std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ring_error_of([&] {
               mine.check_same(fewer.encode(), 1, 0);
             }).find("lane 1 -> 0 (depth 4, capacity 64 B) missing there"),
             std::string::npos);
@@ -225,7 +225,7 @@ class RingPaths : public ::testing::TestWithParam<bool> {};
 // Safe mode: `depth` messages fit; the next finds the lane full (one wait,
 // however often it is tried); every message arrives in order, exact.
 TEST_P(RingPaths, SafeModeCreditsAndOrder) {
-  Rig rig(2, GetParam(), {{0, 1, 4, 300}}, RingMode::safe);
+  RingRig rig(2, GetParam(), {{0, 1, 4, 300}}, RingMode::safe);
   RingEndpoint& w = *rig.ends[0];
   RingEndpoint& r = *rig.ends[1];
   uint64_t sent = 0;
@@ -261,7 +261,7 @@ TEST_P(RingPaths, SafeModeCreditsAndOrder) {
 // Raw mode: the writer never waits; ten messages through four slots leave
 // 7..10, so the reader loses 6 and delivers the rest in order.
 TEST_P(RingPaths, RawModeOverwritesAndCountsLoss) {
-  Rig rig(2, GetParam(), {{0, 1, 4, 64}}, RingMode::raw);
+  RingRig rig(2, GetParam(), {{0, 1, 4, 64}}, RingMode::raw);
   for (uint64_t s = 1; s <= 10; ++s)
     ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, s, 64)));
   rig.settle();
@@ -286,7 +286,7 @@ TEST_P(RingPaths, AllPairsRecvAny) {
   for (int s = 0; s < 3; ++s)
     for (int d = 0; d < 3; ++d)
       if (s != d) lanes.push_back({s, d, 3, 40});
-  Rig rig(3, GetParam(), lanes, RingMode::safe);
+  RingRig rig(3, GetParam(), lanes, RingMode::safe);
   std::vector<std::vector<uint64_t>> next(3, std::vector<uint64_t>(3, 1));
   std::vector<std::vector<uint64_t>> seen(3, std::vector<uint64_t>(3, 1));
   std::vector<std::byte> out(40);
@@ -329,25 +329,25 @@ TEST_P(RingPaths, AllPairsRecvAny) {
 }
 
 TEST_P(RingPaths, TooLongMessagesAndShortBuffers) {
-  Rig rig(2, GetParam(), {{0, 1, 2, 16}}, RingMode::safe);
-  EXPECT_EQ(error_of([&] { rig.ends[0]->try_send(1, message(0, 1, 17)); }),
+  RingRig rig(2, GetParam(), {{0, 1, 2, 16}}, RingMode::safe);
+  EXPECT_EQ(ring_error_of([&] { rig.ends[0]->try_send(1, message(0, 1, 17)); }),
             "invalid argument: rank 0: ring lane 0 -> 1 (safe, depth 2, capacity 16 B): a message "
             "of 17 B exceeds the lane's slot capacity of 16 B; nothing was sent");
   EXPECT_EQ(rig.counters(0, 0, 1).sent, 0u);
   ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, 1, 16)));
   rig.settle();
   std::vector<std::byte> small(15), big(16);
-  EXPECT_EQ(error_of([&] { rig.ends[1]->try_recv(0, small); }),
+  EXPECT_EQ(ring_error_of([&] { rig.ends[1]->try_recv(0, small); }),
             "truncated: rank 1: ring lane 0 -> 1 (safe, depth 2, capacity 16 B): message 1 has "
             "16 B, the receive buffer 15 B; nothing was consumed");
   EXPECT_EQ(rig.recv(1, 0, big), 16u);
   EXPECT_EQ(big, message(0, 1, 16));
   // Lanes that do not exist.
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ring_error_of([&] {
               rig.ends[1]->try_send(0, message(1, 1, 1));
             }).find("no lane 1 -> 0 (this rank writes to: none)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(ring_error_of([&] {
               rig.ends[0]->try_recv(1, big);
             }).find("no lane 1 -> 0 (this rank reads from: none)"),
             std::string::npos);
@@ -363,7 +363,7 @@ std::byte* slot_of(RingEndpoint& reader, int lane, uint64_t seq) {
 
 TEST(RingChecks, CorruptPayloadAndGuardAreCountedAndRetried) {
   for (RingMode mode : {RingMode::safe, RingMode::raw}) {
-    Rig rig(2, true, {{0, 1, 4, 64}}, mode);
+    RingRig rig(2, true, {{0, 1, 4, 64}}, mode);
     RingEndpoint& r = *rig.ends[1];
     ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, 1, 50)));
     ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, 2, 50)));
@@ -399,7 +399,7 @@ TEST(RingChecks, CorruptPayloadAndGuardAreCountedAndRetried) {
 // A safe slot that holds a later message than expected: the writer lapped
 // the reader. A named error, and the ring stays broken.
 TEST(RingChecks, LappedSlotIsAnError) {
-  Rig rig(2, true, {{0, 1, 4, 64}}, RingMode::safe);
+  RingRig rig(2, true, {{0, 1, 4, 64}}, RingMode::safe);
   RingEndpoint& r = *rig.ends[1];
   ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, 1, 8)));
   auto* header = reinterpret_cast<SlotHeader*>(slot_of(r, 0, 1));
@@ -410,15 +410,15 @@ TEST(RingChecks, LappedSlotIsAnError) {
       "message 5 "
       "while message 1 is expected: the writer lapped the reader (a safe lane's credits were not "
       "respected)";
-  EXPECT_EQ(error_of([&] { r.try_recv(0, out); }), expected);
-  EXPECT_EQ(error_of([&] { r.try_recv(0, out); }), expected);
+  EXPECT_EQ(ring_error_of([&] { r.try_recv(0, out); }), expected);
+  EXPECT_EQ(ring_error_of([&] { r.try_recv(0, out); }), expected);
 }
 
 // Safe mode, a long message: the reader copies the chunks the writer has
 // published before the message is complete, and the finished message is
 // exact. The writer's chunks are written by hand here.
 TEST(RingChecks, MessageReadWhileWritten) {
-  Rig rig(2, true, {{0, 1, 2, 1024}}, RingMode::safe);
+  RingRig rig(2, true, {{0, 1, 2, 1024}}, RingMode::safe);
   RingEndpoint& r = *rig.ends[1];
   const int lane = r.layout().find(0, 1);
   std::byte* slot = slot_of(r, lane, 1);
@@ -449,7 +449,7 @@ TEST(RingChecks, ChunkedWritesArriveExact) {
   params::ScopedSet chunk("ring_chunk_bytes", "256");
   for (bool mapped : {true, false}) {
     for (RingMode mode : {RingMode::safe, RingMode::raw}) {
-      Rig rig(2, mapped, {{0, 1, 2, 5000}}, mode);
+      RingRig rig(2, mapped, {{0, 1, 2, 5000}}, mode);
       std::vector<std::byte> out(5000);
       for (uint64_t s = 1; s <= 5; ++s) {
         ASSERT_TRUE(rig.ends[0]->try_send(1, message(0, s, 4000 + s)));
@@ -478,7 +478,7 @@ TEST(RingWait, ASleepingReaderIsWokenByTheWriter) {
   params::ScopedSet futex_slice("shm_wake_interval_us", "1000000");
   for (bool mapped : {true, false}) {
     SCOPED_TRACE(mapped ? "mapped" : "put/get");
-    Rig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
+    RingRig rig(2, mapped, {{0, 1, 2, 4096}}, RingMode::safe);
     RingEndpoint& reader = *rig.ends[1];
     const auto* lane_header = reinterpret_cast<const LaneHeader*>(
         reader.local_memory() + reader.layout().inbox_offset(reader.layout().find(0, 1)));

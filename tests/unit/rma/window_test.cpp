@@ -80,11 +80,11 @@ std::vector<std::byte> elements(Datatype type, const std::vector<int>& values) {
   return out;
 }
 
-struct Rig {
+struct WindowRig {
   MemoryWorld world;
   WorldGroups groups;
   std::vector<std::unique_ptr<WindowCore>> windows;
-  Rig(int n, bool mapped, Datatype type, size_t count)
+  WindowRig(int n, bool mapped, Datatype type, size_t count)
       : world(n, MemoryWorld::Options{0, MemoryWorld::SendMode::eager, true, mapped}),
         groups(world) {
     windows = groups.construct_all<WindowCore>(
@@ -105,7 +105,7 @@ TEST_P(WindowPaths, EveryOperationOnEveryType) {
   for (Datatype type : kTypes) {
     SCOPED_TRACE(std::string(datatype_name(type)));
     const size_t es = datatype_size(type);
-    Rig rig(2, GetParam(), type, 9);
+    WindowRig rig(2, GetParam(), type, 9);
     WindowCore& w = *rig.windows[0];
     const std::vector<int> start{1, 2, 3, 4, 5, 6, 7, 8, 9};
     w.put(1, 0, elements(type, start).data(), 9);
@@ -165,7 +165,7 @@ TEST_P(WindowPaths, EveryOperationOnEveryType) {
 
 // Bounds, ranks and closed windows: named errors, nothing written.
 TEST_P(WindowPaths, BadAccessesAreNamedAndWriteNothing) {
-  Rig rig(3, GetParam(), Datatype::int32, 4);
+  WindowRig rig(3, GetParam(), Datatype::int32, 4);
   WindowCore& w = *rig.windows[1];
   const auto values = elements(Datatype::int32, {7, 7});
   EXPECT_EQ(error_of([&] { w.put(2, 3, values.data(), 2); }),

@@ -18,13 +18,13 @@ namespace {
 
 using grove::testing::WorldGroups;
 
-struct Rig {
+struct TimeoutRig {
   params::ScopedSet timeout{"timeout_ms", "50"};
   params::ScopedSet cancel_wait{"cancel_wait_ms", "20"};
   MemoryWorld world;
   WorldGroups groups;
   std::vector<std::unique_ptr<WindowCore>> windows;
-  Rig()
+  TimeoutRig()
       : world(2, MemoryWorld::Options{0, MemoryWorld::SendMode::eager, true, false}),
         groups(world) {
     windows = groups.construct_all<WindowCore>(
@@ -45,7 +45,7 @@ struct Rig {
   }
 };
 
-std::string error_of(const std::function<void()>& f, Errc* code) {
+std::string timeout_error_of(const std::function<void()>& f, Errc* code) {
   try {
     f();
   } catch (const Error& e) {
@@ -56,12 +56,12 @@ std::string error_of(const std::function<void()>& f, Errc* code) {
 }
 
 TEST(WindowTimeouts, AGetThatTimesOutNeverWritesTheBufferLater) {
-  Rig rig;
+  TimeoutRig rig;
   rig.world.hold_rma(1);
   int64_t out[4] = {-7, -7, -7, -7};
   Errc code = Errc::internal;
-  const std::string error =
-      error_of([&] { rig.windows[0]->get(1, 0, reinterpret_cast<std::byte*>(out), 4); }, &code);
+  const std::string error = timeout_error_of(
+      [&] { rig.windows[0]->get(1, 0, reinterpret_cast<std::byte*>(out), 4); }, &code);
   EXPECT_EQ(code, Errc::timeout) << error;
   EXPECT_NE(error.find("rank 0: window(int64 x 4) get from rank 1"), std::string::npos) << error;
   EXPECT_EQ(error.find("could not be stopped"), std::string::npos) << error;
@@ -71,12 +71,12 @@ TEST(WindowTimeouts, AGetThatTimesOutNeverWritesTheBufferLater) {
 }
 
 TEST(WindowTimeouts, AFetchingAtomicThatTimesOutIsNeverAppliedLater) {
-  Rig rig;
+  TimeoutRig rig;
   rig.world.hold_rma(1);
   const int64_t operand = 10;
   int64_t old = -7;
   Errc code = Errc::internal;
-  const std::string error = error_of(
+  const std::string error = timeout_error_of(
       [&] {
         rig.windows[0]->fetch_and_op(1, 2, reinterpret_cast<const std::byte*>(&operand),
                                      reinterpret_cast<std::byte*>(&old), ReduceOp::sum);
@@ -91,11 +91,11 @@ TEST(WindowTimeouts, AFetchingAtomicThatTimesOutIsNeverAppliedLater) {
 }
 
 TEST(WindowTimeouts, APutThatTimesOutNeverReadsTheBufferLater) {
-  Rig rig;
+  TimeoutRig rig;
   rig.world.hold_rma(1);
   int64_t values[2] = {50, 60};
   Errc code = Errc::internal;
-  const std::string error = error_of(
+  const std::string error = timeout_error_of(
       [&] { rig.windows[0]->put(1, 1, reinterpret_cast<const std::byte*>(values), 2); }, &code);
   EXPECT_EQ(code, Errc::timeout) << error;
   EXPECT_EQ(error.find("could not be stopped"), std::string::npos) << error;

@@ -23,14 +23,6 @@ using runtime::FenceMessage;
 
 constexpr uint32_t kContext = 7;  // FenceWorld's communicator
 
-FenceConfig config(int routing, int release, bool low = true) {
-  FenceConfig c;
-  c.routing_radix = routing;
-  c.release_radix = release;
-  c.low_radix_release = low;
-  return c;
-}
-
 FenceMessage release_message(const FenceConfig& c, int n, uint64_t generation, uint64_t version) {
   runtime::FenceResult result;
   result.origin = 0;
@@ -76,7 +68,7 @@ bool has(const FenceWorld& w, int from, int to, FenceKind kind) {
 // routing parent (0), at its own version: it delivers, forwards to its
 // release child and acks; nothing is discarded.
 TEST(FenceLessons, ReleaseFromANonParentOnADerivedEdgeIsAccepted) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   inject(w, 6, 3, release_message(c, 8, 0, 0));
   w.drive([&] { return has(w, 3, 6, FenceKind::ack); });
@@ -89,7 +81,7 @@ TEST(FenceLessons, ReleaseFromANonParentOnADerivedEdgeIsAccepted) {
 // Lesson 3: the ack answers whoever asked (6), not whoever rank 3 calls its
 // parent (1 in the release tree, 0 in the routing tree).
 TEST(FenceLessons, AckAnswersWhoeverAsked) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   inject(w, 6, 3, release_message(c, 8, 0, 0));
   w.drive([&] { return has(w, 3, 6, FenceKind::ack); });
@@ -106,7 +98,7 @@ TEST(FenceLessons, AckAnswersWhoeverAsked) {
 // at once, while the root still has not heard: it does not wait for its own
 // parent to replay first.
 TEST(FenceLessons, APromotedHolderReplaysWithoutWaitingForItsParent) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   w.start_all();
   w.tap(1).cut_after(1);  // its rollup only: it forwards nothing
@@ -132,7 +124,7 @@ TEST(FenceLessons, APromotedHolderReplaysWithoutWaitingForItsParent) {
 // forward, no ack, until its own notices arrive; then it derives its place
 // under the new view and acts.
 TEST(FenceLessons, BehindAndNotFromTheParentParksUntilTheNoticeArrives) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   inject(w, 5, 3, release_message(c, 8, 0, 3));
   w.drive([&] { return w.got(3, 0); });
@@ -158,7 +150,7 @@ TEST(FenceLessons, BehindAndNotFromTheParentParksUntilTheNoticeArrives) {
 
 // ...and ordinary traffic, from the parent, is never parked, whatever its version.
 TEST(FenceLessons, TrafficFromTheParentIsNeverParked) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   inject(w, 0, 3, release_message(c, 8, 0, 3));  // 0 is 3's routing parent
   w.drive([&] { return has(w, 3, 7, FenceKind::release); });
@@ -168,7 +160,7 @@ TEST(FenceLessons, TrafficFromTheParentIsNeverParked) {
 // A release is idempotent at the receiver; a release of a retired
 // generation is answered "retired", never an error.
 TEST(FenceLessons, DuplicateAndRetiredReleasesAreNotInvolved) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   FenceWorld w(8, c);
   for (int g = 0; g < 3; ++g)
     w.start_all();
@@ -198,12 +190,12 @@ TEST(FenceLessons, ConfigurationMismatchIsNamed) {
     std::string names;
   };
   const std::vector<Case> cases = {
-      {config(64, 2), "release_radix=2"},
-      {config(64, 4, false), "low_radix_release=off"},
-      {config(16, 4), "rollup_radix=16"},
+      {fence_config(64, 2), "release_radix=2"},
+      {fence_config(64, 4, false), "low_radix_release=off"},
+      {fence_config(16, 4), "rollup_radix=16"},
   };
   for (const Case& k : cases) {
-    FenceWorld w(8, [&](int rank) { return rank == 5 ? k.odd : config(64, 4); });
+    FenceWorld w(8, [&](int rank) { return rank == 5 ? k.odd : fence_config(64, 4); });
     w.start_all();
     try {
       w.drive_all();
@@ -216,7 +208,7 @@ TEST(FenceLessons, ConfigurationMismatchIsNamed) {
   }
   // A release on the routing tree's path (or stamped for the wrong tree).
   {
-    const FenceConfig c = config(64, 4);
+    const FenceConfig c = fence_config(64, 4);
     FenceWorld w(4, c);
     w.world().transport(2).am_send(1, runtime::fence_am_id(tag::Topology::routing, kContext),
                                    runtime::encode_fence_message(release_message(c, 4, 0, 0)));
@@ -230,14 +222,14 @@ TEST(FenceLessons, ConfigurationMismatchIsNamed) {
     }
   }
   // With the release tree off, release_radix is not consulted at all.
-  FenceWorld w(8, [](int rank) { return config(64, rank == 5 ? 2 : 4, false); });
+  FenceWorld w(8, [](int rank) { return fence_config(64, rank == 5 ? 2 : 4, false); });
   w.start_all();
   w.drive_all();
   EXPECT_EQ(w.verify(0), "");
 }
 
 TEST(FenceLessons, MalformedMessagesAreProtocolErrorsNotCrashes) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   std::vector<Blob> valid;
   valid.push_back(runtime::encode_fence_message(release_message(c, 5, 1, 2)));
   FenceMessage rollup;
@@ -290,14 +282,15 @@ TEST(FenceLessons, MalformedMessagesAreProtocolErrorsNotCrashes) {
 // every failure pattern, seen through the engine; and a one-time warning.
 TEST(FenceLessons, EqualRadicesGiveTheRoutingTreeAndWarnOnce) {
   for (int radix : {2, 3, 4}) {
-    FenceWorld w(9, config(radix, radix));
+    FenceWorld w(9, fence_config(radix, radix));
     for (uint32_t mask = 0; mask < (1u << 9); ++mask) {
       if (mask & (1u << 4)) continue;  // rank 4 asks about its own tree
       std::set<int> departed;
       for (int r = 0; r < 9; ++r)
         if (mask & (1u << r)) departed.insert(r);
       const topo::LiveTree routing(9, 0, departed, radix);
-      runtime::FenceEngine fresh(w.world().transport(4), 100 + mask % 1000, config(radix, radix));
+      runtime::FenceEngine fresh(w.world().transport(4), 100 + mask % 1000,
+                                 fence_config(radix, radix));
       fresh.adopt_view(departed, mask + 1);
       for (int r = 0; r < 9; ++r) {
         ASSERT_EQ(fresh.tree(tag::Topology::release).parent(r),
@@ -309,15 +302,15 @@ TEST(FenceLessons, EqualRadicesGiveTheRoutingTreeAndWarnOnce) {
     }
   }
   ::testing::internal::CaptureStderr();
-  runtime::warn_if_release_is_routing(config(8, 8), 0);
-  runtime::warn_if_release_is_routing(config(8, 8), 0);
+  runtime::warn_if_release_is_routing(fence_config(8, 8), 0);
+  runtime::warn_if_release_is_routing(fence_config(8, 8), 0);
   const std::string printed = ::testing::internal::GetCapturedStderr();
   // Printed at most once per process (an earlier test may have printed it).
   EXPECT_LE(std::count(printed.begin(), printed.end(), '\n'), 1);
 }
 
 TEST(FenceLessons, TimingStampsCoverage) {
-  FenceConfig c = config(64, 2);
+  FenceConfig c = fence_config(64, 2);
   c.timing = true;
   FenceWorld w(8, c);
   w.start_all();

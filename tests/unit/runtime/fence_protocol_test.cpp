@@ -19,18 +19,10 @@ namespace {
 using runtime::FenceConfig;
 using runtime::FenceKind;
 
-FenceConfig config(int routing, int release, bool low = true) {
-  FenceConfig c;
-  c.routing_radix = routing;
-  c.release_radix = release;
-  c.low_radix_release = low;
-  return c;
-}
-
 TEST(FenceProtocol, FailureFreeEverySizeAndShape) {
-  const std::vector<FenceConfig> shapes = {config(64, 4),      config(2, 2), config(3, 2),
-                                           config(4, 3),       config(2, 5), config(64, 4, false),
-                                           config(2, 4, false)};
+  const std::vector<FenceConfig> shapes = {
+      fence_config(64, 4), fence_config(2, 2),         fence_config(3, 2),       fence_config(4, 3),
+      fence_config(2, 5),  fence_config(64, 4, false), fence_config(2, 4, false)};
   for (int n : {1, 2, 3, 4, 5, 7, 8, 13, 17, 33}) {
     for (const FenceConfig& c : shapes) {
       SCOPED_TRACE(fmt::format("n={} {}", n, c.describe()));
@@ -49,7 +41,7 @@ TEST(FenceProtocol, FailureFreeEverySizeAndShape) {
 TEST(FenceProtocol, ShuffledArrivalsManyGenerations) {
   MemoryWorld::Options options;
   options.seed = 99;
-  FenceWorld w(11, config(3, 2), options);
+  FenceWorld w(11, fence_config(3, 2), options);
   for (int g = 0; g < 6; ++g)
     w.start_all();
   w.drive_all();
@@ -62,7 +54,7 @@ TEST(FenceProtocol, ShuffledArrivalsManyGenerations) {
 // with low_radix_release off it travels the routing tree's edges.
 TEST(FenceProtocol, ReleaseEdgesAreTheTreesEdges) {
   for (bool low : {true, false}) {
-    FenceWorld w(16, config(64, 2, low));
+    FenceWorld w(16, fence_config(64, 2, low));
     w.start_all();
     w.drive_all();
     ASSERT_EQ(w.verify(0), "");
@@ -126,21 +118,21 @@ void kill_at_every_step(int n, const FenceConfig& c, int victim, bool root_only)
 }
 
 TEST(FenceProtocol, ReleaseRelayKilledAtEveryStep) {
-  const FenceConfig c = config(64, 2);
+  const FenceConfig c = fence_config(64, 2);
   for (int victim : {1, 2, 3})
     for (bool root_only : {false, true})
       kill_at_every_step(8, c, victim, root_only);
 }
 
 TEST(FenceProtocol, RoutingRelayKilledAtEveryStep) {
-  const FenceConfig c = config(2, 3);
+  const FenceConfig c = fence_config(2, 3);
   for (int victim : {1, 2, 4})
     for (bool root_only : {false, true})
       kill_at_every_step(12, c, victim, root_only);
 }
 
 TEST(FenceProtocol, RoutingTreeReleaseRelayKilledAtEveryStep) {
-  const FenceConfig c = config(2, 4, false);
+  const FenceConfig c = fence_config(2, 4, false);
   for (int victim : {1, 2})
     kill_at_every_step(9, c, victim, false);
 }
@@ -148,9 +140,9 @@ TEST(FenceProtocol, RoutingTreeReleaseRelayKilledAtEveryStep) {
 // The root itself: survivors must still agree, byte for byte (a result that
 // escaped the dead root is carried up to the new root and replayed).
 TEST(FenceProtocol, RootKilledAtEveryStep) {
-  kill_at_every_step(8, config(64, 2), 0, false);
-  kill_at_every_step(10, config(2, 3), 0, false);
-  kill_at_every_step(7, config(3, 3), 0, true);
+  kill_at_every_step(8, fence_config(64, 2), 0, false);
+  kill_at_every_step(10, fence_config(2, 3), 0, false);
+  kill_at_every_step(7, fence_config(3, 3), 0, true);
 }
 
 TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
@@ -162,7 +154,7 @@ TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
     const int n = 4 + static_cast<int>(rng() % 14);
     const int routing = 2 + static_cast<int>(rng() % 4);
     const int release = 2 + static_cast<int>(rng() % 3);
-    const FenceConfig c = config(routing, release, rng() % 5 != 0);
+    const FenceConfig c = fence_config(routing, release, rng() % 5 != 0);
     MemoryWorld::Options options;
     options.seed = rng() | 1;
     FenceWorld w(n, c, options);
@@ -186,7 +178,7 @@ TEST(FenceProtocol, SeededDoubleAndTripleFailures) {
 }
 
 TEST(FenceProtocol, ViewReachesEveryRankThroughTheRootsRelay) {
-  FenceWorld w(20, config(3, 2));
+  FenceWorld w(20, fence_config(3, 2));
   w.start_all();
   w.drive_all();
   w.kill(9, {0});
@@ -206,7 +198,7 @@ TEST(FenceProtocol, ViewReachesEveryRankThroughTheRootsRelay) {
 }
 
 TEST(FenceProtocol, DepartedRanksAreEmptyAndListed) {
-  FenceWorld w(6, config(2, 2));
+  FenceWorld w(6, fence_config(2, 2));
   w.kill(3);
   w.kill(5);
   w.start_all();

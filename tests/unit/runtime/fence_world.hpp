@@ -23,6 +23,16 @@
 
 namespace grove::testing {
 
+// A fence configuration with these radices (rollup_radix, release_radix,
+// low_radix_release).
+inline runtime::FenceConfig fence_config(int routing, int release, bool low = true) {
+  runtime::FenceConfig c;
+  c.routing_radix = routing;
+  c.release_radix = release;
+  c.low_radix_release = low;
+  return c;
+}
+
 struct SentMessage {
   int from = -1;
   int to = -1;

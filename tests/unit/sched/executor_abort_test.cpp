@@ -11,25 +11,14 @@
 #include "core/params.hpp"
 #include "sched/executor.hpp"
 #include "support/memory_world.hpp"
+#include "support/schedule_parts.hpp"
 #include "transport/forwarding.hpp"
 
 namespace grove::sched {
 namespace {
 
-const Tag kBase = tag::make(3, 17, tag::Topology::none, 42, 0);
+const Tag kAbortBase = tag::make(3, 17, tag::Topology::none, 42, 0);
 constexpr std::byte kCanary{0xA5};
-
-Region out(size_t offset, size_t length) {
-  return {Buffer::output, offset, length};
-}
-Region in(size_t offset, size_t length) {
-  return {Buffer::input, offset, length};
-}
-
-std::shared_ptr<const Schedule> share(Builder& b, const char* name) {
-  b.schedule().algorithm = name;
-  return std::make_shared<const Schedule>(b.finish());
-}
 
 bool untouched(const std::vector<std::byte>& buffer) {
   for (std::byte b : buffer)
@@ -37,12 +26,13 @@ bool untouched(const std::vector<std::byte>& buffer) {
   return true;
 }
 
-// Rank 0 sends 8 bytes to rank 1 on channel 0 of kBase (as rank 0 of the
+// Rank 0 sends 8 bytes to rank 1 on channel 0 of kAbortBase (as rank 0 of the
 // schedules below would).
 void send_late(MemoryWorld& world, const std::vector<std::byte>& data) {
   Builder s;
   s.send(1, in(0, data.size()));
-  Execution sender(world.transport(0), share(s, "late"), Buffers{data.data(), data.size()}, kBase);
+  Execution sender(world.transport(0), share(s, "late"), Buffers{data.data(), data.size()},
+                   kAbortBase);
   sender.start();
   world.run_until([&] { return sender.done(); }, 100);
   ASSERT_FALSE(sender.error());
@@ -57,7 +47,8 @@ TEST(ExecutorAbort, ALateMessageLeavesTheBufferAlone) {
   std::vector<std::byte> output(8, kCanary);
   Builder b;
   b.recv(0, out(0, 8));
-  Execution e(world.transport(1), share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8}, kBase);
+  Execution e(world.transport(1), share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8},
+              kAbortBase);
   e.start();
   world.progress_all();
   ASSERT_FALSE(e.done());
@@ -79,7 +70,7 @@ TEST(ExecutorAbort, DestroyingCancelsWhatIsInFlight) {
     Builder b;
     b.recv(0, out(0, 8));
     Execution e(world.transport(1), share(b, "dropped"), Buffers{nullptr, 0, output.data(), 8},
-                kBase);
+                kAbortBase);
     e.start();
   }
   EXPECT_EQ(world.stats(1).recvs_in_flight, 0u);
@@ -94,7 +85,7 @@ TEST(ExecutorAbort, CancelsSendsTheReceiverHasNotTaken) {
   std::vector<std::byte> input(8, std::byte{3});
   Builder s;
   s.send(1, in(0, 8));
-  Execution e(world.transport(0), share(s, "scatter"), Buffers{input.data(), 8}, kBase);
+  Execution e(world.transport(0), share(s, "scatter"), Buffers{input.data(), 8}, kAbortBase);
   e.start();
   world.progress_all();
   EXPECT_EQ(e.abort(Error(Errc::timeout, "scatter: timed out")), 0u);
@@ -104,7 +95,7 @@ TEST(ExecutorAbort, CancelsSendsTheReceiverHasNotTaken) {
   Builder r;
   r.recv(0, out(0, 8));
   Execution receiver(world.transport(1), share(r, "scatter"), Buffers{nullptr, 0, output.data(), 8},
-                     kBase);
+                     kAbortBase);
   receiver.start();
   for (int i = 0; i < 4; ++i)
     world.progress_all();
@@ -121,7 +112,7 @@ TEST(ExecutorAbort, AfterAFailureTheSiblingsAreCancelled) {
   b.recv(0, out(0, 8));
   b.recv(2, out(8, 8));
   Execution e(world.transport(1), share(b, "gather"), Buffers{nullptr, 0, output.data(), 16},
-              kBase);
+              kAbortBase);
   e.start();
   world.depart(0);
   world.run_until([&] { return e.done(); }, 100);
@@ -161,7 +152,7 @@ TEST(ExecutorAbort, EscalatesToFailPeerOnlyForWhatARequestDidNotEnd) {
   std::vector<std::byte> output(8, kCanary);
   Builder b;
   b.recv(0, out(0, 8));
-  Execution e(stubborn, share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8}, kBase);
+  Execution e(stubborn, share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8}, kAbortBase);
   e.start();
   EXPECT_EQ(e.abort(Error(Errc::timeout, "t")), 0u);
   ASSERT_EQ(stubborn.calls.size(), 2u);
@@ -178,7 +169,7 @@ TEST(ExecutorAbort, DepartedPeersAreFailedAtOnce) {
   Builder b;
   b.recv(0, out(0, 8));
   b.recv(2, out(8, 8));
-  Execution e(stubborn, share(b, "gather"), Buffers{nullptr, 0, output.data(), 16}, kBase);
+  Execution e(stubborn, share(b, "gather"), Buffers{nullptr, 0, output.data(), 16}, kAbortBase);
   e.start();
   // Rank 2 is gone: fail_peer for it in the first pass; rank 0's receive
   // gets a request (ignored by this transport), then fail_peer.
@@ -203,7 +194,7 @@ TEST(ExecutorAbort, ReportsWhatTheTransportCouldNotEnd) {
   {
     Builder b;
     b.recv(0, out(0, 8));
-    Execution e(deaf, share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8}, kBase);
+    Execution e(deaf, share(b, "bcast"), Buffers{nullptr, 0, output.data(), 8}, kAbortBase);
     e.start();
     EXPECT_EQ(e.abort(Error(Errc::timeout, "t")), 1u);
     EXPECT_EQ(e.error()->code(), Errc::timeout);

@@ -9,23 +9,12 @@
 
 #include "sched/executor.hpp"
 #include "support/memory_world.hpp"
+#include "support/schedule_parts.hpp"
 
 namespace grove::sched {
 namespace {
 
-const Tag kBase = tag::make(5, 1, tag::Topology::none, 9, 0);
-
-Region out(size_t offset, size_t length) {
-  return {Buffer::output, offset, length};
-}
-Region in(size_t offset, size_t length) {
-  return {Buffer::input, offset, length};
-}
-
-std::shared_ptr<const Schedule> share(Builder& b, const char* name) {
-  b.schedule().algorithm = name;
-  return std::make_shared<const Schedule>(b.finish());
-}
+const Tag kReuseBase = tag::make(5, 1, tag::Topology::none, 9, 0);
 
 // Rank 0 sends `bytes` bytes to rank 1, which copies the first half of what
 // it got over the second half.
@@ -42,8 +31,8 @@ struct Transfer {
   }
 };
 
-void run(MemoryWorld& world, const Transfer& t, std::vector<std::byte>& input,
-         std::vector<std::byte>& output, uint32_t sequence) {
+void run_transfer(MemoryWorld& world, const Transfer& t, std::vector<std::byte>& input,
+                  std::vector<std::byte>& output, uint32_t sequence) {
   const Tag tag = tag::make(5, sequence, tag::Topology::none, 9, 0);
   Execution s(world.transport(0), t.sender, Buffers{input.data(), input.size()}, tag);
   Execution r(world.transport(1), t.receiver, Buffers{nullptr, 0, output.data(), output.size()},
@@ -64,7 +53,7 @@ TEST(ExecutorReuse, RepeatedExecutionsWithNewBuffersStayCorrect) {
     std::vector<std::byte> input(bytes), output(bytes);
     for (size_t b = 0; b < bytes; ++b)
       input[b] = static_cast<std::byte>(i + b);
-    run(world, t, input, output, i);
+    run_transfer(world, t, input, output, i);
     for (size_t b = 0; b < bytes / 2; ++b) {
       ASSERT_EQ(output[b], input[b]) << "call " << i << " byte " << b;
       ASSERT_EQ(output[bytes / 2 + b], input[b]) << "call " << i << " byte " << bytes / 2 + b;
@@ -76,18 +65,22 @@ TEST(ExecutorReuse, AReusedStateValidatesOtherBufferLengthsAgain) {
   MemoryWorld world(2);
   const Transfer t(8);
   std::vector<std::byte> output(8), short_output(4);
-  { Execution fine(world.transport(1), t.receiver, Buffers{nullptr, 0, output.data(), 8}, kBase); }
+  {
+    Execution fine(world.transport(1), t.receiver, Buffers{nullptr, 0, output.data(), 8},
+                   kReuseBase);
+  }
   // Same schedule, shorter buffer: the pooled state prepared for 8 bytes
   // must not skip the check.
-  EXPECT_THROW(
-      Execution(world.transport(1), t.receiver, Buffers{nullptr, 0, short_output.data(), 4}, kBase),
-      Error);
-  // Same schedule, missing buffer.
-  EXPECT_THROW(Execution(world.transport(1), t.receiver, Buffers{nullptr, 0, nullptr, 8}, kBase),
+  EXPECT_THROW(Execution(world.transport(1), t.receiver,
+                         Buffers{nullptr, 0, short_output.data(), 4}, kReuseBase),
                Error);
+  // Same schedule, missing buffer.
+  EXPECT_THROW(
+      Execution(world.transport(1), t.receiver, Buffers{nullptr, 0, nullptr, 8}, kReuseBase),
+      Error);
   // And a correct one still runs after the failures.
   std::vector<std::byte> input(8, std::byte{5});
-  run(world, t, input, output, 77);
+  run_transfer(world, t, input, output, 77);
   EXPECT_EQ(output[7], std::byte{5});
 }
 
@@ -97,9 +90,9 @@ TEST(ExecutorReuse, AReusedStateChecksPeersOfAnotherWorldSize) {
   b.send(3, in(0, 1));
   auto to_rank_3 = share(b, "to 3");
   std::vector<std::byte> input(1);
-  { Execution ok(four.transport(0), to_rank_3, Buffers{input.data(), 1}, kBase); }
+  { Execution ok(four.transport(0), to_rank_3, Buffers{input.data(), 1}, kReuseBase); }
   MemoryWorld two(2);
-  EXPECT_THROW(Execution(two.transport(0), to_rank_3, Buffers{input.data(), 1}, kBase), Error);
+  EXPECT_THROW(Execution(two.transport(0), to_rank_3, Buffers{input.data(), 1}, kReuseBase), Error);
 }
 
 }  // namespace

@@ -6,26 +6,12 @@
 #include <numeric>
 
 #include "support/memory_world.hpp"
+#include "support/schedule_parts.hpp"
 
 namespace grove::sched {
 namespace {
 
 const Tag kBase = tag::make(3, 17, tag::Topology::none, 42, 0);
-
-Region out(size_t offset, size_t length) {
-  return {Buffer::output, offset, length};
-}
-Region in(size_t offset, size_t length) {
-  return {Buffer::input, offset, length};
-}
-Region scratch(size_t offset, size_t length) {
-  return {Buffer::scratch, offset, length};
-}
-
-std::shared_ptr<const Schedule> share(Builder& b, const char* name) {
-  b.schedule().algorithm = name;
-  return std::make_shared<const Schedule>(b.finish());
-}
 
 bool all_done(const std::vector<std::unique_ptr<Execution>>& execs) {
   for (const auto& e : execs)

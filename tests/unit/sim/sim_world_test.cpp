@@ -15,14 +15,14 @@ namespace grove::sim {
 namespace {
 
 // Records one completion and the virtual time it happened at.
-struct Completion {
+struct WorldCompletion {
   SimWorld* world = nullptr;
   bool called = false;
   int calls = 0;
   Status status;
   Time at = -1;
   static void fn(void* context, const Status& status) {
-    auto* c = static_cast<Completion*>(context);
+    auto* c = static_cast<WorldCompletion*>(context);
     c->called = true;
     c->calls++;
     c->status = status;
@@ -30,7 +30,7 @@ struct Completion {
   }
 };
 
-void ignore(void*, const Status&) {}
+void ignore_completion(void*, const Status&) {}
 
 // A simple Hockney configuration: 1 ns a byte (8 Gbit/s), round numbers.
 SimConfig simple_config() {
@@ -53,9 +53,9 @@ TEST(SimWorld, OneMessageCostsCopyWireAndLatency) {
   SimWorld world(2, simple_config());
   auto data = pattern(1000, 1);
   std::vector<std::byte> out(1000);
-  Completion sent{&world}, got{&world};
-  world.transport(1).recv(0, 7, out.data(), out.size(), &Completion::fn, &got);
-  world.transport(0).send(1, 7, data.data(), data.size(), &Completion::fn, &sent);
+  WorldCompletion sent{&world}, got{&world};
+  world.transport(1).recv(0, 7, out.data(), out.size(), &WorldCompletion::fn, &got);
+  world.transport(0).send(1, 7, data.data(), data.size(), &WorldCompletion::fn, &sent);
   world.run();
   ASSERT_TRUE(sent.called && got.called);
   EXPECT_TRUE(got.status.ok);
@@ -75,10 +75,10 @@ TEST(SimWorld, BurstSoftwareCostIsCeilOfCopiesOverThreads) {
     c.alpha_us = 0;
     const int r = 10;
     SimWorld world(r + 1, c);
-    std::vector<Completion> got(r, Completion{&world});
+    std::vector<WorldCompletion> got(r, WorldCompletion{&world});
     for (int i = 0; i < r; ++i) {
-      world.transport(i + 1).recv(0, 1, nullptr, 0, &Completion::fn, &got[i]);
-      world.transport(0).send(i + 1, 1, nullptr, 0, &ignore, nullptr);
+      world.transport(i + 1).recv(0, 1, nullptr, 0, &WorldCompletion::fn, &got[i]);
+      world.transport(0).send(i + 1, 1, nullptr, 0, &ignore_completion, nullptr);
     }
     world.run();
     Time last = 0;
@@ -107,8 +107,8 @@ TEST(SimWorld, CopiesFromOneNodeSerialiseOnItsNic) {
     for (int i = 0; i < r; ++i) {
       const int dst = (i + 1) * ranks_per_node;
       const int src = i % ranks_per_node;  // the node's ranks take turns
-      world.transport(dst).recv(src, 3, nullptr, m, &ignore, nullptr);
-      world.transport(src).send(dst, 3, nullptr, m, &ignore, nullptr);
+      world.transport(dst).recv(src, 3, nullptr, m, &ignore_completion, nullptr);
+      world.transport(src).send(dst, 3, nullptr, m, &ignore_completion, nullptr);
     }
     world.run();
     ASSERT_EQ(trace.records.size(), static_cast<size_t>(r));
@@ -130,12 +130,12 @@ TEST(SimWorld, IngressSerialisesArrivalsAtOneNode) {
   c.copy_us = 0;
   const int r = 5;
   SimWorld world(r + 1, c);
-  std::vector<Completion> got(r, Completion{&world});
+  std::vector<WorldCompletion> got(r, WorldCompletion{&world});
   std::vector<std::vector<std::byte>> in(r, std::vector<std::byte>(2000));
   auto data = pattern(2000, 3);
   for (int i = 0; i < r; ++i) {
-    world.transport(0).recv(i + 1, 0, in[i].data(), 2000, &Completion::fn, &got[i]);
-    world.transport(i + 1).send(0, 0, data.data(), 2000, &ignore, nullptr);
+    world.transport(0).recv(i + 1, 0, in[i].data(), 2000, &WorldCompletion::fn, &got[i]);
+    world.transport(i + 1).send(0, 0, data.data(), 2000, &ignore_completion, nullptr);
   }
   world.run();
   std::vector<Time> at;
@@ -155,10 +155,10 @@ TEST(SimWorld, BlockingSendsAreSinglePort) {
   c.data = DataMode::sizes;
   const int r = 4;
   SimWorld world(r + 1, c);
-  std::vector<Completion> got(r, Completion{&world});
+  std::vector<WorldCompletion> got(r, WorldCompletion{&world});
   for (int i = 0; i < r; ++i) {
-    world.transport(i + 1).recv(0, 0, nullptr, 3000, &Completion::fn, &got[i]);
-    world.transport(0).send(i + 1, 0, nullptr, 3000, &ignore, nullptr);
+    world.transport(i + 1).recv(0, 0, nullptr, 3000, &WorldCompletion::fn, &got[i]);
+    world.transport(0).send(i + 1, 0, nullptr, 3000, &ignore_completion, nullptr);
   }
   world.run();
   for (int i = 0; i < r; ++i)

@@ -143,6 +143,13 @@ std::string ChildEnd::describe() const {
   return fmt::format("exit code {}", code);
 }
 
+void expect_all_exited_zero(const std::vector<ChildEnd>& ends) {
+  for (size_t r = 0; r < ends.size(); ++r) {
+    EXPECT_TRUE(ends[r].code == 0 && !ends[r].timed_out && ends[r].signal == 0)
+        << "rank " << r << ": " << ends[r].describe();
+  }
+}
+
 std::vector<ChildEnd> run_ranks(int ranks, const std::function<void(ForkBootstrap&)>& body,
                                 std::chrono::seconds limit) {
   std::vector<Child> children(static_cast<size_t>(ranks));

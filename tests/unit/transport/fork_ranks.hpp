@@ -54,6 +54,9 @@ struct ChildEnd {
 std::vector<ChildEnd> run_ranks(int ranks, const std::function<void(ForkBootstrap&)>& body,
                                 std::chrono::seconds limit = std::chrono::seconds(90));
 
+// A GoogleTest failure for every child that did not exit 0 by itself.
+void expect_all_exited_zero(const std::vector<ChildEnd>& ends);
+
 // Progresses `transport` until pred() holds, sleeping in block() between
 // fruitless progress calls. Returns false when `limit` passes first.
 bool wait_for(Transport& transport, const std::function<bool()>& pred,

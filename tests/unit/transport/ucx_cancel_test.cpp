@@ -15,15 +15,8 @@
 namespace grove::testing {
 namespace {
 
-Tag test_tag(uint32_t sequence) {
+Tag cancel_tag(uint32_t sequence) {
   return tag::make(1, sequence, tag::Topology::none, 0, 0);
-}
-
-void expect_all_exited_zero(const std::vector<ChildEnd>& ends) {
-  for (size_t r = 0; r < ends.size(); ++r) {
-    EXPECT_TRUE(ends[r].code == 0 && !ends[r].timed_out && ends[r].signal == 0)
-        << "rank " << r << ": " << ends[r].describe();
-  }
 }
 
 TEST(UcxCancel, CancelledReceiveIsNotMatchedLater) {
@@ -33,13 +26,13 @@ TEST(UcxCancel, CancelledReceiveIsNotMatchedLater) {
     if (transport->rank() == 1) {
       std::vector<std::byte> cancelled(4096, std::byte{0xA5}), next(4096);
       Completed first, second;
-      transport->recv(0, test_tag(1), cancelled.data(), cancelled.size(), &Completed::fn, &first);
-      transport->cancel(0, test_tag(1), &first, CancelMode::request);
+      transport->recv(0, cancel_tag(1), cancelled.data(), cancelled.size(), &Completed::fn, &first);
+      transport->cancel(0, cancel_tag(1), &first, CancelMode::request);
       EXPECT_EQ(first.count, 0) << "completion ran inside cancel()";
       ASSERT_TRUE(wait_for(*transport, [&] { return first.count == 1; }));
       EXPECT_EQ(first.status.code, Errc::cancelled);
       bootstrap.barrier();  // rank 0 sends now
-      transport->recv(0, test_tag(1), next.data(), next.size(), &Completed::fn, &second);
+      transport->recv(0, cancel_tag(1), next.data(), next.size(), &Completed::fn, &second);
       ASSERT_TRUE(wait_for(*transport, [&] { return second.count == 1; }));
       EXPECT_TRUE(second.status.ok);
       EXPECT_EQ(next, message);
@@ -48,7 +41,7 @@ TEST(UcxCancel, CancelledReceiveIsNotMatchedLater) {
     } else {
       bootstrap.barrier();
       Completed sent;
-      transport->send(1, test_tag(1), message.data(), message.size(), &Completed::fn, &sent);
+      transport->send(1, cancel_tag(1), message.data(), message.size(), &Completed::fn, &sent);
       ASSERT_TRUE(wait_for(*transport, [&] { return sent.count == 1; }));
       EXPECT_TRUE(sent.status.ok);
     }
@@ -67,16 +60,16 @@ TEST(UcxCancel, FailPeerEndsASendItsReceiverNeverTakes) {
       std::vector<std::byte> big(size_t{4} << 20, std::byte{1});
       std::vector<std::byte> in(8);
       Completed sent, received, later;
-      transport->recv(1, test_tag(3), in.data(), in.size(), &Completed::fn, &received);
-      transport->send(1, test_tag(2), big.data(), big.size(), &Completed::fn, &sent);
-      transport->cancel(1, test_tag(2), &sent, CancelMode::request);
+      transport->recv(1, cancel_tag(3), in.data(), in.size(), &Completed::fn, &received);
+      transport->send(1, cancel_tag(2), big.data(), big.size(), &Completed::fn, &sent);
+      transport->cancel(1, cancel_tag(2), &sent, CancelMode::request);
       EXPECT_FALSE(wait_for(
           *transport, [&] { return sent.count == 1; }, std::chrono::milliseconds(200)));
-      transport->cancel(1, test_tag(2), &sent, CancelMode::fail_peer);
+      transport->cancel(1, cancel_tag(2), &sent, CancelMode::fail_peer);
       ASSERT_TRUE(wait_for(*transport, [&] { return sent.count == 1 && received.count == 1; }));
       EXPECT_FALSE(sent.status.ok);
       EXPECT_EQ(received.status.code, Errc::peer_failed);
-      transport->send(1, test_tag(4), big.data(), 8, &Completed::fn, &later);
+      transport->send(1, cancel_tag(4), big.data(), 8, &Completed::fn, &later);
       ASSERT_TRUE(wait_for(*transport, [&] { return later.count == 1; }));
       EXPECT_EQ(later.status.code, Errc::peer_failed);
     }

@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kVictim = 1;
 
-Tag test_tag(uint32_t sequence) {
+Tag fault_tag(uint32_t sequence) {
   return tag::make(2, sequence, tag::Topology::none, 0, 0);
 }
 
@@ -38,7 +38,7 @@ void survive_a_death(ForkBootstrap& bootstrap) {
     std::vector<std::vector<std::byte>> words(static_cast<size_t>(n));
     for (int peer = 0; peer < n; ++peer) {
       words[static_cast<size_t>(peer)] = pattern(kVictim, peer, 0, 64);
-      transport->send(peer, test_tag(1), words[static_cast<size_t>(peer)].data(), 64,
+      transport->send(peer, fault_tag(1), words[static_cast<size_t>(peer)].data(), 64,
                       &Completed::fn, &sent[static_cast<size_t>(peer)]);
     }
     ASSERT_TRUE(wait_for(*transport, [&] {
@@ -51,7 +51,7 @@ void survive_a_death(ForkBootstrap& bootstrap) {
     std::byte unused{};
     for (int peer = 0; peer < n; ++peer) {
       if (peer != kVictim) {
-        transport->recv(peer, test_tag(9), &unused, 0, &Completed::fn,
+        transport->recv(peer, fault_tag(9), &unused, 0, &Completed::fn,
                         &ready[static_cast<size_t>(peer)]);
       }
     }
@@ -68,10 +68,10 @@ void survive_a_death(ForkBootstrap& bootstrap) {
   // and over TCP the victim's sends need our progress.
   std::vector<std::byte> never(128);
   Completed before;
-  transport->recv(kVictim, test_tag(2), never.data(), never.size(), &Completed::fn, &before);
+  transport->recv(kVictim, fault_tag(2), never.data(), never.size(), &Completed::fn, &before);
   Completed ready;
   std::byte unused{};
-  transport->send(kVictim, test_tag(9), &unused, 0, &Completed::fn, &ready);
+  transport->send(kVictim, fault_tag(9), &unused, 0, &Completed::fn, &ready);
 
   // Sleeping in block() with no bound but the test's: UCX's keepalive timer
   // fd must wake the worker for the death to be noticed.
@@ -84,9 +84,9 @@ void survive_a_death(ForkBootstrap& bootstrap) {
   // death still matches; a new one fails.
   std::vector<std::byte> got(64);
   Completed early_message;
-  transport->recv(kVictim, test_tag(1), got.data(), got.size(), &Completed::fn, &early_message);
+  transport->recv(kVictim, fault_tag(1), got.data(), got.size(), &Completed::fn, &early_message);
   Completed after;
-  transport->recv(kVictim, test_tag(3), never.data(), never.size(), &Completed::fn, &after);
+  transport->recv(kVictim, fault_tag(3), never.data(), never.size(), &Completed::fn, &after);
   ASSERT_TRUE(wait_for(*transport, [&] { return early_message.count == 1 && after.count == 1; }));
   EXPECT_TRUE(early_message.status.ok);
   EXPECT_TRUE(got == pattern(kVictim, me, 0, 64));
@@ -95,8 +95,8 @@ void survive_a_death(ForkBootstrap& bootstrap) {
   // Sends to the dead rank, eager and rendezvous, fail; AMs are dropped.
   std::vector<std::byte> big(size_t{1} << 20);
   Completed small_send, big_send;
-  transport->send(kVictim, test_tag(4), big.data(), 10, &Completed::fn, &small_send);
-  transport->send(kVictim, test_tag(5), big.data(), big.size(), &Completed::fn, &big_send);
+  transport->send(kVictim, fault_tag(4), big.data(), 10, &Completed::fn, &small_send);
+  transport->send(kVictim, fault_tag(5), big.data(), big.size(), &Completed::fn, &big_send);
   transport->am_send(kVictim, 3, std::span<const std::byte>(big.data(), 10));
   ASSERT_TRUE(wait_for(*transport, [&] { return small_send.count == 1 && big_send.count == 1; }));
   EXPECT_EQ(small_send.status.code, Errc::peer_failed);
@@ -111,8 +111,8 @@ void survive_a_death(ForkBootstrap& bootstrap) {
   const int prev = alive[(at + alive.size() - 1) % alive.size()];
   std::vector<std::byte> out = pattern(me, next, 6, 100000), in(100000);
   Completed ring_send, ring_recv;
-  transport->recv(prev, test_tag(6), in.data(), in.size(), &Completed::fn, &ring_recv);
-  transport->send(next, test_tag(6), out.data(), out.size(), &Completed::fn, &ring_send);
+  transport->recv(prev, fault_tag(6), in.data(), in.size(), &Completed::fn, &ring_recv);
+  transport->send(next, fault_tag(6), out.data(), out.size(), &Completed::fn, &ring_send);
   ASSERT_TRUE(wait_for(*transport, [&] { return ring_send.count == 1 && ring_recv.count == 1; }));
   EXPECT_TRUE(ring_send.status.ok);
   EXPECT_TRUE(ring_recv.status.ok);
@@ -168,7 +168,7 @@ TEST(UcxFault, CloseIsBoundedWithUnfinishedSends) {
     if (transport->rank() == 0) {
       std::vector<std::byte> big(size_t{4} << 20);
       Completed sent;
-      transport->send(1, test_tag(1), big.data(), big.size(), &Completed::fn, &sent);
+      transport->send(1, fault_tag(1), big.data(), big.size(), &Completed::fn, &sent);
       transport->am_send(1, 5, std::span<const std::byte>(big.data(), big.size()));
       transport->progress();
       transport.reset();  // must return: flush bounded, then force close

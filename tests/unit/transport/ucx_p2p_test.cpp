@@ -17,15 +17,8 @@ namespace {
 
 constexpr std::array<size_t, 5> kSizes = {0, 1, 7, 4096, (size_t{1} << 20) + 3};
 
-Tag test_tag(uint32_t sequence, uint32_t stamp = 0, uint32_t channel = 0) {
+Tag p2p_tag(uint32_t sequence, uint32_t stamp = 0, uint32_t channel = 0) {
   return tag::make(1, sequence, tag::Topology::none, stamp, channel);
-}
-
-void expect_all_exited_zero(const std::vector<ChildEnd>& ends) {
-  for (size_t r = 0; r < ends.size(); ++r) {
-    EXPECT_TRUE(ends[r].code == 0 && !ends[r].timed_out && ends[r].signal == 0)
-        << "rank " << r << ": " << ends[r].describe();
-  }
 }
 
 // Every rank sends every size to every rank (itself included), with the
@@ -46,7 +39,7 @@ void exchange_all_sizes(ForkBootstrap& bootstrap, bool recv_first) {
       for (size_t c = 0; c < cases; ++c) {
         const size_t i = static_cast<size_t>(peer) * cases + c;
         in[i].assign(kSizes[c], std::byte{0xEE});
-        transport->recv(peer, test_tag(static_cast<uint32_t>(c)), in[i].data(), in[i].size(),
+        transport->recv(peer, p2p_tag(static_cast<uint32_t>(c)), in[i].data(), in[i].size(),
                         &Completed::fn, &received[i]);
       }
     }
@@ -56,7 +49,7 @@ void exchange_all_sizes(ForkBootstrap& bootstrap, bool recv_first) {
       for (size_t c = 0; c < cases; ++c) {
         const size_t i = static_cast<size_t>(peer) * cases + c;
         out[i] = pattern(me, peer, static_cast<int>(c), kSizes[c]);
-        transport->send(peer, test_tag(static_cast<uint32_t>(c)), out[i].data(), out[i].size(),
+        transport->send(peer, p2p_tag(static_cast<uint32_t>(c)), out[i].data(), out[i].size(),
                         &Completed::fn, &sent[i]);
       }
     }
@@ -118,8 +111,8 @@ TEST(UcxP2p, SingletonSendsToItself) {
     EXPECT_EQ(transport->name(), "ucx");
     std::vector<std::byte> big = pattern(0, 0, 9, 100), small(10);
     Completed sent, received;
-    transport->send(0, test_tag(3), big.data(), big.size(), &Completed::fn, &sent);
-    transport->recv(0, test_tag(3), small.data(), small.size(), &Completed::fn, &received);
+    transport->send(0, p2p_tag(3), big.data(), big.size(), &Completed::fn, &sent);
+    transport->recv(0, p2p_tag(3), small.data(), small.size(), &Completed::fn, &received);
     ASSERT_TRUE(wait_for(*transport, [&] { return sent.count && received.count; }));
     EXPECT_FALSE(received.status.ok);
     EXPECT_EQ(received.status.code, Errc::truncated);
@@ -133,13 +126,13 @@ TEST(UcxP2p, BadArgumentsThrow) {
     std::byte byte{};
     Completed c;
     try {
-      transport->send(1, test_tag(0), &byte, 1, &Completed::fn, &c);
+      transport->send(1, p2p_tag(0), &byte, 1, &Completed::fn, &c);
       ADD_FAILURE() << "send to rank 1 of 1 accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), Errc::invalid_argument);
       EXPECT_NE(std::string(e.what()).find("peer 1"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(transport->recv(-1, test_tag(0), &byte, 1, &Completed::fn, &c), Error);
+    EXPECT_THROW(transport->recv(-1, p2p_tag(0), &byte, 1, &Completed::fn, &c), Error);
     EXPECT_THROW(transport->send(0, Tag{1} << 50, &byte, 1, &Completed::fn, &c), Error);
     EXPECT_THROW(transport->am_send(3, 0, {}), Error);
     EXPECT_THROW(transport->probe(2, 0, 0), Error);
@@ -154,7 +147,7 @@ TEST(UcxP2p, SameTagMessagesKeepOrder) {
     auto transport = make_ucx_transport(bootstrap);
     constexpr int kCount = 40;
     auto size_of = [](int i) { return i % 3 == 0 ? size_t{200000} : size_t{16}; };
-    const Tag t = test_tag(77);
+    const Tag t = p2p_tag(77);
     if (transport->rank() == 0) {
       std::vector<std::vector<std::byte>> out(kCount);
       std::vector<Completed> sent(kCount);
@@ -215,7 +208,7 @@ TEST(UcxP2p, TruncationIsReported) {
       std::vector<Completed> sent(lengths.size());
       for (size_t i = 0; i < lengths.size(); ++i) {
         out.push_back(pattern(0, 1, static_cast<int>(i), lengths[i]));
-        transport->send(1, test_tag(static_cast<uint32_t>(i)), out[i].data(), lengths[i],
+        transport->send(1, p2p_tag(static_cast<uint32_t>(i)), out[i].data(), lengths[i],
                         &Completed::fn, &sent[i]);
       }
       ASSERT_TRUE(
@@ -227,12 +220,12 @@ TEST(UcxP2p, TruncationIsReported) {
         in.emplace_back(capacities[i]);
       // The first is posted late (unexpected message), the others early.
       for (size_t i = 1; i < lengths.size(); ++i) {
-        transport->recv(0, test_tag(static_cast<uint32_t>(i)), in[i].data(), capacities[i],
+        transport->recv(0, p2p_tag(static_cast<uint32_t>(i)), in[i].data(), capacities[i],
                         &Completed::fn, &received[i]);
       }
       ASSERT_TRUE(wait_for(
-          *transport, [&] { return transport->probe(0, test_tag(0), tag::kTagMask).has_value(); }));
-      transport->recv(0, test_tag(0), in[0].data(), capacities[0], &Completed::fn, &received[0]);
+          *transport, [&] { return transport->probe(0, p2p_tag(0), tag::kTagMask).has_value(); }));
+      transport->recv(0, p2p_tag(0), in[0].data(), capacities[0], &Completed::fn, &received[0]);
       ASSERT_TRUE(wait_for(
           *transport, [&] { return received[0].count && received[1].count && received[2].count; }));
       EXPECT_FALSE(received[0].status.ok);
@@ -252,8 +245,8 @@ TEST(UcxP2p, TruncationIsReported) {
 TEST(UcxP2p, ProbeFindsUnmatchedMessages) {
   expect_all_exited_zero(run_ranks(3, [](ForkBootstrap& bootstrap) {
     auto transport = make_ucx_transport(bootstrap);
-    const Tag sent_tag = test_tag(5, /*stamp=*/0x21, /*channel=*/3);
-    const Tag expected_tag = test_tag(5, /*stamp=*/0x22, /*channel=*/3);
+    const Tag sent_tag = p2p_tag(5, /*stamp=*/0x21, /*channel=*/3);
+    const Tag expected_tag = p2p_tag(5, /*stamp=*/0x22, /*channel=*/3);
     std::vector<std::byte> out = pattern(transport->rank(), 0, 0, 77);
     Completed sent;
     if (transport->rank() == 2) {
@@ -300,7 +293,7 @@ TEST(UcxP2p, BlockWakesOnMessageAndExtraFd) {
       bootstrap.barrier();
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       Completed sent;
-      transport->send(1, test_tag(1), data.data(), data.size(), &Completed::fn, &sent);
+      transport->send(1, p2p_tag(1), data.data(), data.size(), &Completed::fn, &sent);
       while (sent.count == 0) {
         if (!transport->progress()) transport->block(-1, forever);
       }
@@ -327,7 +320,7 @@ TEST(UcxP2p, BlockWakesOnMessageAndExtraFd) {
     } else {
       std::vector<std::byte> in(4096);
       Completed received;
-      transport->recv(0, test_tag(1), in.data(), in.size(), &Completed::fn, &received);
+      transport->recv(0, p2p_tag(1), in.data(), in.size(), &Completed::fn, &received);
       bootstrap.barrier();
       int sleeps = 0;
       while (received.count == 0) {

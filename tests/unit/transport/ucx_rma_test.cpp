@@ -13,13 +13,6 @@
 namespace grove::testing {
 namespace {
 
-void expect_all_exited_zero(const std::vector<ChildEnd>& ends) {
-  for (size_t r = 0; r < ends.size(); ++r) {
-    EXPECT_TRUE(ends[r].code == 0 && !ends[r].timed_out && ends[r].signal == 0)
-        << "rank " << r << ": " << ends[r].describe();
-  }
-}
-
 struct Attached {
   std::unique_ptr<RmaRegion> region;
   std::vector<std::unique_ptr<RmaTarget>> targets;

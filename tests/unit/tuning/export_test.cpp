@@ -18,7 +18,7 @@
 namespace grove::tuning {
 namespace {
 
-coll::PortModel linear_model() {
+coll::PortModel linear_export_model() {
   coll::PortModel m;
   m.u = [](double bytes) { return 2.0 + bytes / 1024; };
   m.w = m.u;
@@ -27,8 +27,8 @@ coll::PortModel linear_model() {
 }
 
 Tuning small_tuning() {
-  Tuning t =
-      tune(make_grid("2-4", "1,4KiB,1MiB", {"bcast", "scatter", "allreduce"}), linear_model());
+  Tuning t = tune(make_grid("2-4", "1,4KiB,1MiB", {"bcast", "scatter", "allreduce"}),
+                  linear_export_model());
   t.model = "synthetic";
   return t;
 }
@@ -80,7 +80,7 @@ std::vector<OmpiCollective> read_ompi_rules(const std::string& text) {
 }
 
 TEST(Export, OpenMpiRulesFollowCollTunedsGrammar) {
-  const ExportFiles files = export_openmpi(small_tuning(), linear_model(), "rules.txt");
+  const ExportFiles files = export_openmpi(small_tuning(), linear_export_model(), "rules.txt");
   ASSERT_EQ(files.files.size(), 1u);
   EXPECT_EQ(files.files[0].first, "rules.txt");
   const std::vector<OmpiCollective> rules = read_ompi_rules(files.files[0].second);
@@ -111,7 +111,7 @@ TEST(Export, OpenMpiRulesFollowCollTunedsGrammar) {
 }
 
 TEST(Export, MpichSelectionIsJsonWithItsCompanion) {
-  const ExportFiles files = export_mpich(small_tuning(), linear_model(), "sel.json");
+  const ExportFiles files = export_mpich(small_tuning(), linear_export_model(), "sel.json");
   ASSERT_EQ(files.files.size(), 2u);
   EXPECT_EQ(files.files[0].first, "sel.json");
   EXPECT_EQ(files.files[1].first, "sel.ch4.json");

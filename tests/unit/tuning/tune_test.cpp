@@ -290,7 +290,7 @@ TEST(Tune, GridTextsAreParsedAndBadOnesRefusedWithTheirCause) {
             std::string::npos);
   const Grid g = make_grid("2,4", "1:8", {"scatter", "bcast"});
   EXPECT_EQ(g.sizes, (std::vector<uint64_t>{1, 2, 4, 8}));
-  // Declaration order, not the command line's.
+  // The registry's order (collectives_declared), not the command line's.
   EXPECT_EQ(g.collectives, (std::vector<std::string>{"bcast", "scatter"}));
 }
 
