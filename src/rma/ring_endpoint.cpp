@@ -3,16 +3,13 @@
 
 #include "rma/ring_endpoint.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 
 #include <fmt/format.h>
+
+#include "core/futex.hpp"
 
 #include "core/params.hpp"
 #include "rma/handshake_fence.hpp"
@@ -148,7 +145,7 @@ void RingEndpoint::State::wake_asleep(std::atomic<uint32_t>& word, uint32_t stat
     // Cleared first: the sleeper's futex wait then returns at once even if
     // this wake comes before it, and the sleeper knows it was woken.
     if (word.exchange(kAwake, std::memory_order_acq_rel) == kSleepOnFutex) {
-      ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+      futex_wake_shared(&word, 1);
     }
     return;
   }
@@ -163,14 +160,6 @@ const params::IntParam ring_sleep_look_us{
     "(microseconds) without the membarrier that makes a missed wake-up impossible; the peer's "
     "wake-up ends it at once, and a wake-up missed by a publisher racing the sleep costs at most "
     "this (docs/rma.md \"Waiting\")"};
-
-void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::microseconds max) {
-  const auto us = std::max<int64_t>(max.count(), 0);
-  timespec limit{static_cast<time_t>(us / 1000000), static_cast<long>((us % 1000000) * 1000)};
-  // Not FUTEX_PRIVATE_FLAG: the word is in memory shared with the peer's
-  // process. EINTR, EAGAIN (the word changed) and timeouts all return.
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &limit, nullptr, 0);
-}
 
 // How a ring call waits: the one wait loop (sched/wait_loop.hpp) over this
 // rank's own memory, with the shared-memory cadence (a poll is a look at a
@@ -262,7 +251,7 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
     // timeout (a signal or a late FUTEX_WAKE can end it earlier).
     void futex_sleep(std::atomic<uint32_t>* word, std::chrono::microseconds limit, bool counted) {
       const auto begin = std::chrono::steady_clock::now();
-      futex_wait(word, kSleepOnFutex, limit);
+      futex_wait_shared(word, kSleepOnFutex, limit);
       if (counted && word->load(std::memory_order_acquire) == kSleepOnFutex &&
           std::chrono::steady_clock::now() - begin >= limit)
         count_timeout();

@@ -1,13 +1,9 @@
 #include "coll/shm/group.hpp"
 
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <thread>
 
@@ -15,6 +11,7 @@
 
 #include "coll/shm/cma.hpp"
 #include "coll/shm/collectives.hpp"
+#include "core/futex.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "sched/wait_loop.hpp"
@@ -91,8 +88,7 @@ Group::Route Group::route(size_t slot_need, size_t message_bytes, bool has_singl
 void Group::wake_sleepers() {
   ControlLine& line = lines_[rank_];
   line.wake.fetch_add(1, std::memory_order_seq_cst);
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAKE, INT_MAX, nullptr,
-            nullptr, 0);
+  futex_wake_shared(&line.wake);
 }
 
 void Group::await_all(uint64_t call, const CallSignature& signature) {
@@ -191,10 +187,7 @@ void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
   line.sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t seen = line.wake.load(std::memory_order_seq_cst);
   if (line.entered.load(std::memory_order_seq_cst) < call) {
-    timespec limit{max_us / 1000000, (max_us % 1000000) * 1000};
-    // Not FUTEX_PRIVATE_FLAG: the word is shared between processes.
-    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&line.wake), FUTEX_WAIT, seen, &limit, nullptr,
-              0);
+    futex_wait_shared(&line.wake, seen, std::chrono::microseconds(max_us));
   }
   line.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
