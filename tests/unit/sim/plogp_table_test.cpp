@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "grove/error.hpp"
 
 namespace grove::sim {
@@ -54,21 +56,23 @@ TEST(PlogpTable, HostTermsParseInterpolateAndRoundTrip) {
   EXPECT_DOUBLE_EQ(plain.call_us(), 0);
 }
 
+// What parsing `text` (as file h.txt) throws, or "(no error)".
+std::string parse_error(const char* text) {
+  try {
+    PlogpTable::parse(text, "h.txt");
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("(no error)");
+}
+
 TEST(PlogpTable, BadHostTermsAreRefusedNamingTheLine) {
-  auto message = [](const char* text) {
-    try {
-      PlogpTable::parse(text, "h.txt");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   EXPECT_EQ(
-      message("L 5\n0 1 1 2\ncopy 10\n"),
+      parse_error("L 5\n0 1 1 2\ncopy 10\n"),
       "pLogP table h.txt:3: expected 'copy <bytes> <microseconds>' with non-negative numbers");
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy 10 1\ncopy 10 2\n"),
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncopy 10 1\ncopy 10 2\n"),
             "pLogP table h.txt:4: copy sizes must increase from row to row (10 after 10)");
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncall_us -1\n"),
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncall_us -1\n"),
             "pLogP table h.txt:3: expected 'call_us <microseconds>' with a non-negative number");
 }
 
@@ -99,24 +103,16 @@ TEST(PlogpTable, CopyCurvesBetweenRanksParseInterpolateAndRoundTrip) {
 }
 
 TEST(PlogpTable, BadCopyCurvesAreRefusedNamingTheLineAndTheCurve) {
-  auto message = [](const char* text) {
-    try {
-      PlogpTable::parse(text, "h.txt");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_in 10 -1\n"),
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncopy_in 10 -1\n"),
             "pLogP table h.txt:3: expected 'copy_in <bytes> <microseconds>' with non-negative "
             "numbers");
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_cma 10 1\ncopy_cma 4 2\n"),
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncopy_cma 10 1\ncopy_cma 4 2\n"),
             "pLogP table h.txt:4: copy_cma sizes must increase from row to row (4 after 10)");
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy_out 10 1 2\n"),
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncopy_out 10 1 2\n"),
             "pLogP table h.txt:3: expected 'copy_out <bytes> <microseconds>' with non-negative "
             "numbers");
   // Each curve's sizes increase on their own: another curve's rows do not count.
-  EXPECT_EQ(message("L 5\n0 1 1 2\ncopy 10 1\ncopy_in 1 1\ncopy_out 1 1\n"), "(no error)");
+  EXPECT_EQ(parse_error("L 5\n0 1 1 2\ncopy 10 1\ncopy_in 1 1\ncopy_out 1 1\n"), "(no error)");
   // In code as in text.
   PlogpTable t = PlogpTable::parse("L 5\n0 1 1 2\n", "p.txt");
   EXPECT_THROW(t.set_copy_curve(CopyKind::out, {{4, 1}, {2, 1}}), Error);
