@@ -1,6 +1,5 @@
 #include "coll/algorithm.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -24,7 +23,6 @@ constexpr uint32_t kMaxPosts = 1u << 20;
 struct Catalog {
   std::mutex mutex;
   std::map<std::string, std::vector<AlgorithmInfo>, std::less<>> collectives;
-  std::vector<std::string> order;  // collectives_declared()'s order, see there
 };
 
 Catalog& catalog() {
@@ -99,20 +97,21 @@ void register_algorithms(std::string_view collective, std::vector<AlgorithmInfo>
                 fmt::format("algorithms of collective {} declared twice", collective));
   }
   c.collectives.emplace(std::string(collective), std::move(algorithms));
-  // Static initialisers run in an order the build decides (a unity build
-  // puts files in batches), so the order is by name: the collectives of
-  // coll::Collective first, then the others (the fence).
-  auto rank = [](std::string_view name) { return std::pair(collective_named(name) ? 0 : 1, name); };
-  c.order.insert(
-      std::upper_bound(c.order.begin(), c.order.end(), collective,
-                       [&](std::string_view a, const std::string& b) { return rank(a) < rank(b); }),
-      std::string(collective));
 }
 
+// By name, not by declaration: static initialisers run in an order the
+// build decides (a unity build puts files in batches). The collectives of
+// coll::Collective first, then the others (the fence).
 std::vector<std::string> collectives_declared() {
   Catalog& c = catalog();
   std::lock_guard lock(c.mutex);
-  return c.order;
+  std::vector<std::string> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& [name, algorithms] : c.collectives) {
+      if (collective_named(name).has_value() == (pass == 0)) order.push_back(name);
+    }
+  }
+  return order;
 }
 
 const AlgorithmInfo& algorithm_info(std::string_view collective, std::string_view name) {
