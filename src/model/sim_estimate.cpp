@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
-#include <queue>
 #include <set>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "model/sim_run.hpp"
 #include "model/sim_schedules.hpp"
 #include "sched/executor.hpp"
+#include "sched/ready_steps.hpp"
 #include "sched/step_graph.hpp"
 #include "transport/sim/sim_world.hpp"
 
@@ -43,7 +43,8 @@ struct Profile {
   size_t steps = 0, deps = 0, sends = 0, recvs = 0;
   double send_bytes = 0;
   size_t intra_node_sends = 0;
-  size_t peak_sends = 0, peak_recvs = 0, peak_ready = 0, peak_window = 0;
+  size_t peak_sends = 0, peak_recvs = 0, peak_window = 0;
+  size_t ready_storage = 0;   // ids the executor's ready-step arrays grow to (ready_steps.hpp)
   size_t streams = 0;         // peers it receives from, at most peak_recvs at once
   size_t schedule_bytes = 0;  // the schedule and its StepGraph
 };
@@ -71,22 +72,25 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
                      s.symmetry.offsets.size() * 2 * sizeof(size_t) + sizeof(sched::StepGraph) +
                      (3 * n + 1 + p.deps) * sizeof(uint32_t) + n;  // StepGraph, with its byte cells
 
-  using Heap = std::priority_queue<sched::StepId, std::vector<sched::StepId>, std::greater<>>;
-  Heap local, sends, recvs;
+  // The executor's own queues, so their storage is what an execution's is:
+  // one queue for all when the schedule has no in-flight limits.
+  sched::ReadySteps local, sends, recvs;
+  sched::ReadySpill local_spill, send_spill, recv_spill;
+  const bool unlimited = s.max_sends == sched::kUnlimited && s.max_recvs == sched::kUnlimited;
   std::vector<uint32_t> remaining = graph.initial;
   std::vector<bool> done(n, false);
   std::deque<sched::StepId> flight;
   size_t in_sends = 0, in_recvs = 0, low = 0, high = 0;
   auto make_ready = [&](sched::StepId id) {
-    switch (s.steps[id].kind) {
+    switch (unlimited ? sched::Kind::copy : s.steps[id].kind) {
       case sched::Kind::send:
-        sends.push(id);
+        sends.push(id, send_spill);
         break;
       case sched::Kind::recv:
-        recvs.push(id);
+        recvs.push(id, recv_spill);
         break;
       default:
-        local.push(id);
+        local.push(id, local_spill);
         break;
     }
   };
@@ -105,10 +109,9 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
     make_ready(id);
   }
   for (;;) {
-    p.peak_ready = std::max(p.peak_ready, local.size() + sends.size() + recvs.size());
     p.peak_window = std::max(p.peak_window, high > low ? high - low : 0);
-    Heap* from = nullptr;
-    auto consider = [&](Heap& h, bool allowed) {
+    sched::ReadySteps* from = nullptr;
+    auto consider = [&](sched::ReadySteps& h, bool allowed) {
       if (allowed && !h.empty() && (from == nullptr || h.top() < from->top())) from = &h;
     };
     consider(local, true);
@@ -117,12 +120,13 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
     if (from != nullptr) {
       const sched::StepId id = from->top();
       from->pop();
-      if (from == &local) {
+      const sched::Kind kind = s.steps[id].kind;
+      if (kind != sched::Kind::send && kind != sched::Kind::recv) {
         complete(id);
         continue;
       }
       flight.push_back(id);
-      if (from == &sends) {
+      if (kind == sched::Kind::send) {
         p.peak_sends = std::max(p.peak_sends, ++in_sends);
       } else {
         p.peak_recvs = std::max(p.peak_recvs, ++in_recvs);
@@ -135,6 +139,7 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
     --(s.steps[id].kind == sched::Kind::send ? in_sends : in_recvs);
     complete(id);
   }
+  p.ready_storage = local_spill.capacity + send_spill.capacity + recv_spill.capacity;
   p.streams = std::min(streams.size(), p.peak_recvs);
   return p;
 }
@@ -248,8 +253,8 @@ SimEstimate estimate_sim(const SimJob& job, const sim::SimConfig& config, SimSch
     e.events += w * (static_cast<double>(p.sends) * per_message_events -
                      static_cast<double>(p.intra_node_sends));
     e.schedule_memory += (x.shared ? 1 : w) * static_cast<double>(p.schedule_bytes);
-    e.execution_memory +=
-        w * static_cast<double>(sched::Execution::footprint(p.steps, p.peak_window, p.peak_ready));
+    e.execution_memory += w * static_cast<double>(sched::Execution::footprint(
+                                  p.steps, p.peak_window, p.ready_storage));
     const double mean_bytes = p.sends > 0 ? p.send_bytes / static_cast<double>(p.sends) : 0;
     e.flight_memory += w * (static_cast<double>(p.peak_sends) *
                                 static_cast<double>(sim::SimWorld::message_footprint(

@@ -9,6 +9,7 @@
 
 #include "core/params.hpp"
 #include "sched/context_registry.hpp"
+#include "sched/ready_steps.hpp"
 #include "sched/reduce.hpp"
 #include "sched/step_cells.hpp"
 #include "sched/step_graph.hpp"
@@ -25,144 +26,6 @@ const params::IntParam cancel_wait_ms{
     "a call that fails, times out or is dropped cancels the messages it posted and waits at most "
     "this long (ms) for the transport to report them; one still under way then (a UCX rendezvous "
     "whose receiver never comes) fails the connection to its peer and is waited for as long again"};
-
-// Heap storage for ReadySteps beyond its inline ids: it grows to the most
-// steps ever ready at once and is kept (pooled states reuse it), so a
-// repeated call does not allocate. Kept apart from the queue, which lives
-// in the executor state's hot cache line.
-struct ReadySpill {
-  std::unique_ptr<StepId[]> ids;
-  uint32_t capacity = 0;
-};
-
-// Ready steps of one kind, lowest id first, so the executor posts ready
-// steps in step order. Steps mostly become ready in increasing id order (a
-// step's dependents are listed in order, and later steps tend to wait on
-// later ones), so while they do the steps are a sorted run taken from the
-// front; a step lower than the last turns the rest into a binary heap
-// until it is empty. A ring allgather makes N-1 receives ready at once and
-// takes them without N heap operations.
-//
-// Two ids are stored inline: a completion mostly readies one or two steps,
-// which are then taken at once (the simulator runs thousands of executions
-// in turn, and a separate array would be one more cache line to load per
-// completion). More go to the spill storage passed in; an empty queue goes
-// back to the inline ids.
-class ReadySteps {
- public:
-  ReadySteps() = default;
-  ReadySteps(const ReadySteps&) = delete;
-  ReadySteps& operator=(const ReadySteps&) = delete;
-
-  bool empty() const { return head_ == end_; }
-  void clear() {
-    use_inline();
-    sorted_ = true;
-  }
-  StepId top() const { return ids_[head_]; }  // head_ is 0 in a heap
-  // `spill` must be the same storage for every push until clear().
-  void push(StepId id, ReadySpill& spill) {
-    if (!sorted_) {
-      heap_push(id, spill);
-      return;
-    }
-    if (empty()) {
-      if (ids_ != inline_) [[unlikely]]
-        use_inline();
-      head_ = end_ = 0;
-    } else if (head_ >= 64 && head_ * 2 >= end_) {
-      // Mostly taken: drop the taken part, so the storage follows what is
-      // ready, not what ever was.
-      drop_taken();
-    }
-    if (empty() || ids_[end_ - 1] < id) {
-      append(id, spill);
-      return;
-    }
-    drop_taken();
-    sorted_ = false;  // a sorted array is a heap already
-    heap_push(id, spill);
-  }
-  // Takes out top().
-  void pop() {
-    if (sorted_) {
-      ++head_;
-      return;
-    }
-    heap_pop();
-    if (empty()) sorted_ = true;
-  }
-
- private:
-  static constexpr uint32_t kInline = 2;
-
-  void use_inline() {
-    ids_ = inline_;
-    capacity_ = kInline;
-    head_ = end_ = 0;
-  }
-  void append(StepId id, ReadySpill& spill) {
-    if (end_ == capacity_) [[unlikely]]
-      grow(spill);
-    ids_[end_++] = id;
-  }
-  // Moves the ids to spill storage of at least twice the capacity.
-  [[gnu::noinline]] void grow(ReadySpill& spill) {
-    const uint32_t wanted = capacity_ * 2;
-    if (spill.capacity < wanted || ids_ == spill.ids.get()) {
-      const uint32_t size = std::max(wanted, spill.capacity);
-      auto fresh = std::make_unique<StepId[]>(size);
-      std::copy(ids_, ids_ + end_, fresh.get());
-      spill.ids = std::move(fresh);
-      spill.capacity = size;
-    } else {
-      std::copy(ids_, ids_ + end_, spill.ids.get());
-    }
-    ids_ = spill.ids.get();
-    capacity_ = spill.capacity;
-  }
-  void drop_taken() {
-    std::copy(ids_ + head_, ids_ + end_, ids_);
-    end_ -= head_;
-    head_ = 0;
-  }
-  void heap_push(StepId id, ReadySpill& spill) {
-    uint32_t i = end_;
-    append(id, spill);
-    while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
-      if (ids_[parent] <= id) break;
-      ids_[i] = ids_[parent];
-      i = parent;
-    }
-    ids_[i] = id;
-  }
-  void heap_pop() {
-    const StepId last = ids_[--end_];
-    const uint32_t n = end_;
-    if (n == 0) return;
-    uint32_t i = 0;
-    for (;;) {
-      uint32_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && ids_[child + 1] < ids_[child]) ++child;
-      if (last <= ids_[child]) break;
-      ids_[i] = ids_[child];
-      i = child;
-    }
-    ids_[i] = last;
-  }
-
-  // Sorted: ids_[head_, end_) ascending, the rest taken. Else a binary
-  // min-heap in ids_[0, end_) (head_ 0). ids_ is inline_ or the spill's,
-  // of capacity_ ids.
-  StepId* ids_ = inline_;
-  uint32_t head_ = 0, end_ = 0;
-  uint32_t capacity_ = kInline;
-  bool sorted_ = true;
-  StepId inline_[kInline];
-};
-static_assert(sizeof(ReadySteps) == 32, "half of the executor's second hot line");
 
 }  // namespace
 
@@ -182,9 +45,10 @@ struct alignas(64) Execution::State {
   };
 
   // ---- The hot part: what completing a step and posting the steps it
-  // readies read and write, in the state's first two cache lines (the
-  // simulator runs thousands of executions in turn, so each completion
-  // loads its state's lines afresh: the fewer, the faster).
+  // readies read and write, in the state's first three cache lines, of
+  // which a schedule without in-flight limits reads two (the simulator runs
+  // thousands of executions in turn, so each completion loads its state's
+  // lines afresh: the fewer, the faster).
   // Line 0. Set by prepare(): the schedule's steps, its graph (shared by
   // every execution of the schedule: its dependents are read through it),
   // its symmetry (the layout length_of and peer_of read when shift != 0).
@@ -214,16 +78,22 @@ struct alignas(64) Execution::State {
   bool orphaned = false;
   bool failed = false;  // error.has_value(), read where the error is not
   bool payload = true;  // transport->carries_payload()
-  // Line 1: the ready steps and the cells (what every access reads first).
+  // Line 1, read only by a schedule with in-flight limits (a pairwise
+  // alltoall's completion reads both counts and both queues): the ready
+  // sends and receives, the counts in flight by kind and the limits.
+  ReadySteps ready_sends, ready_recvs;
+  uint32_t sends_in_flight = 0, recvs_in_flight = 0;  // counted only with limits
+  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
+  // Line 2: the ready steps (all of them without limits; else the local
+  // ones) and the cells (what every access reads first).
   ReadySteps ready_local;
   // Invariant: a waiting step's cell counts its dependencies not yet done.
   StepCells cells;
 
-  // ---- The rest: read when steps move bytes (only with payload), with
-  // in-flight limits, or when an execution is made, fails or ends.
-  uint32_t step_total = 0;                            // schedule->steps.size()
-  uint32_t sends_in_flight = 0, recvs_in_flight = 0;  // counted only with limits
-  Execution::DoneFn done_fn = nullptr;                // notify_when_done
+  // ---- The rest: read when steps move bytes (only with payload), or when
+  // an execution is made, fails or ends.
+  uint32_t step_total = 0;              // schedule->steps.size()
+  Execution::DoneFn done_fn = nullptr;  // notify_when_done
   ReadySpill spill_local, spill_sends, spill_recvs;
   const std::byte* input = nullptr;   // buffers.input
   std::byte* output = nullptr;        // buffers.output
@@ -234,14 +104,11 @@ struct alignas(64) Execution::State {
   std::shared_ptr<const StepGraph> graph;
   const Schedule* graph_of_schedule = nullptr;
   Buffers buffers;
-  uint32_t max_sends = kUnlimited, max_recvs = kUnlimited;
   // Not cleared between executions of a pooled state: a schedule writes a
   // scratch byte before it reads it (every collective's tests pass with
   // scratch filled with garbage at each start).
   std::vector<std::byte> scratch;
-  PreparedFor prepared;  // valid only after a prepare() that did not throw
-  // Ready steps by kind, for the in-flight limits (unless `unlimited`).
-  ReadySteps ready_sends, ready_recvs;
+  PreparedFor prepared;        // valid only after a prepare() that did not throw
   std::optional<Error> error;  // set by set_error, with `failed`
   void* done_context = nullptr;
 
@@ -790,15 +657,14 @@ const Schedule& Execution::schedule() const {
   return *state_->schedule;
 }
 
-size_t Execution::footprint(size_t steps, size_t window, size_t ready) {
+size_t Execution::footprint(size_t steps, size_t window, size_t ready_storage) {
   constexpr size_t kAllocation = 16;  // malloc's own bytes per block
   const size_t chunk = StepCells::chunk_cells_for(steps);
   const size_t chunks =
       steps == 0 ? 0 : std::min((window + chunk - 1) / chunk + 1, (steps + chunk - 1) / chunk);
   const size_t per_chunk_index = sizeof(uint8_t*) + sizeof(uint32_t);
-  // Heaps grow by doubling: on average half again what they hold.
   return sizeof(State) + kAllocation * 6 + chunks * (chunk + kAllocation) +
-         (steps + chunk - 1) / chunk * per_chunk_index + ready * sizeof(StepId) * 3 / 2;
+         (steps + chunk - 1) / chunk * per_chunk_index + ready_storage * sizeof(StepId);
 }
 
 std::string Execution::describe_pending() const {

@@ -92,9 +92,10 @@ class Execution {
 
   // Bytes one execution holds besides its schedule and StepGraph (shared by
   // all executions of the schedule) when at most `window` consecutive steps
-  // of its `steps` are touched and `ready` wait in its ready heaps at once:
-  // for the simulator's memory estimate.
-  static size_t footprint(size_t steps, size_t window, size_t ready);
+  // of its `steps` are touched and its ready steps' arrays grow to
+  // `ready_storage` ids in all (ReadySpill, src/sched/ready_steps.hpp: runs
+  // take none): for the simulator's memory estimate.
+  static size_t footprint(size_t steps, size_t window, size_t ready_storage);
 
  private:
   struct State;
