@@ -120,9 +120,14 @@ uint32_t SimWorld::Impl::stream_for(int dst, int src) {
   if (rank.cached_src == src) return rank.cached_stream;
   const uint32_t sid = streams.find_or_add(Key{dst, src});
   const uint32_t previous = rank.cached_stream;
+  const int previous_src = rank.cached_src;
+  const bool previous_busy = rank.cached_busy;
   rank.cached_src = src;
   rank.cached_stream = sid;
-  if (previous != kNone) drop_if_unused(previous, dst);
+  rank.cached_busy = false;
+  // A busy stream stays without being read; another is removed if empty.
+  if (previous != kNone && !previous_busy && streams.at(previous).empty())
+    streams.remove(previous, Key{dst, previous_src});
   return sid;
 }
 
@@ -157,7 +162,7 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
   if (sid != kNone && streams.at(sid).arrived_head != kNone) {
     const uint32_t mid = take_arrived(streams.at(sid), tag);
     if (mid != kNone) {
-      drop_if_unused(sid, dst);
+      drop_if_unused(sid, dst, src);
       // Completes from the event loop, not inside recv().
       match(dst, posted_recv, mid, false);
       return;
@@ -171,6 +176,7 @@ void SimWorld::Impl::post_recv(int dst, int src, Tag tag, void* data, size_t cap
   }
   if (sid == kNone) sid = stream_for(dst, src);
   streams.at(sid).posted.push(posted_recv);
+  mark_used(sid, dst);
 }
 
 void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
@@ -179,7 +185,7 @@ void SimWorld::Impl::cancel_recv(int dst, int src, Tag tag, void* context) {
   if (sid == kNone) return;  // matched (its completion is on its way) or never posted
   PostedRecv cancelled;
   if (!streams.at(sid).posted.remove(tag, context, cancelled)) return;
-  drop_if_unused(sid, dst);
+  drop_if_unused(sid, dst, src);
   const uint32_t rid = new_receive(dst, src, tag, cancelled);
   receives[rid].status = Status{false, Errc::cancelled, 0};
   push(now, EventKind::recv_complete, rid);

@@ -261,7 +261,7 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
   if (sid != kNone) {
     PostedRecv r;
     if (streams.at(sid).posted.take(m.tag, r)) {
-      drop_if_unused(sid, dst);
+      drop_if_unused(sid, dst, m.src);
       match(dst, r, id, true);
       return;
     }
@@ -276,6 +276,7 @@ void SimWorld::Impl::on_deliver(uint32_t id) {
   else
     messages[stream.arrived_tail].next = id;
   stream.arrived_tail = id;
+  mark_used(sid, dst);
 }
 
 void SimWorld::Impl::match(int dst, const PostedRecv& r, uint32_t mid, bool inline_ok) {
@@ -396,8 +397,8 @@ void SimWorld::Impl::release(uint32_t id) {
     const Key key = streams.key(sid);
     const std::vector<PostedRecv> waiting = posted_by_tag(sid);
     streams.at(sid).posted = RecvQueue{};
-    drop_if_unused(sid, key.dst);   // messages of other tags may still wait
-    if (key.dst == rank) continue;  // the departed rank's own receives
+    drop_if_unused(sid, key.dst, key.src);  // messages of other tags may still wait
+    if (key.dst == rank) continue;          // the departed rank's own receives
     for (const PostedRecv& r : waiting) {
       const uint32_t rid = new_receive(key.dst, key.src, r.tag, r);
       receives[rid].status = Status{false, Errc::peer_failed, 0};

@@ -44,7 +44,13 @@ struct SimRankState {
   // here and makes or removes no stream per message. Invariant: a stream
   // is in the table while it holds something or is its receiver's cached
   // one.
-  int32_t cached_src = -1;
+  int32_t cached_src : 31 = -1;
+  // Set only while the cached stream holds something (a receive or a
+  // message): moving the cache off such a stream leaves it in the table
+  // without reading it (a pairwise alltoall's receiver posts to a new
+  // sender each time, while the last one's receive still waits). Clear:
+  // it may be empty, and is read when the cache moves.
+  bool cached_busy : 1 = false;
   uint32_t cached_stream = UINT32_MAX;
 };
 

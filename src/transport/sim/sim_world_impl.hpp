@@ -149,9 +149,21 @@ struct SimWorld::Impl {
   }
   // The stream (dst, src), made if there is none; it becomes dst's cached one.
   uint32_t stream_for(int dst, int src);
-  // Removes stream `sid` of receiver `dst` when it holds nothing and is not cached.
-  void drop_if_unused(uint32_t sid, int dst) {
-    if (rank_state(dst).cached_stream != sid && streams.at(sid).empty()) streams.remove(sid);
+  // After something was taken from stream `sid` (dst, src): removes it
+  // when it holds nothing and is not cached; for the cached one, records
+  // whether it holds anything (RankState::cached_busy).
+  void drop_if_unused(uint32_t sid, int dst, int src) {
+    const bool empty = streams.at(sid).empty();
+    RankState& rank = rank_state(dst);
+    if (rank.cached_stream == sid)
+      rank.cached_busy = !empty;
+    else if (empty)
+      streams.remove(sid, Key{dst, src});
+  }
+  // After something was put into stream `sid` of `dst`.
+  void mark_used(uint32_t sid, int dst) {
+    RankState& rank = rank_state(dst);
+    if (rank.cached_stream == sid) rank.cached_busy = true;
   }
   // Unlinks the oldest arrived message of `tag` from `stream`: its id, or kNone.
   uint32_t take_arrived(Stream& stream, Tag tag);

@@ -55,9 +55,9 @@ uint32_t StreamTable::find_or_add(const StreamKey& key) {
   return stream;
 }
 
-void StreamTable::remove(uint32_t stream) {
+void StreamTable::remove(uint32_t stream, const StreamKey& key) {
   const size_t mask = slots_.size() - 1;
-  size_t i = home(keys_[stream]);
+  size_t i = home(key);
   while (slots_[i].stream != stream)
     i = (i + 1) & mask;
   // Backward-shift deletion: move later entries of the probe run into the

@@ -48,8 +48,10 @@ class StreamTable {
   uint32_t find(const StreamKey& key) const;
   // The stream of `key`, made (empty) if there is none.
   uint32_t find_or_add(const StreamKey& key);
-  // Forgets an empty stream; its storage is kept for the next one.
-  void remove(uint32_t stream);
+  // Forgets empty stream `stream`, whose key is `key` (the caller knows it:
+  // reading it here would load one more cache line); its storage is kept
+  // for the next one.
+  void remove(uint32_t stream, const StreamKey& key);
 
   Stream& at(uint32_t stream) { return streams_[stream]; }
   const Stream& at(uint32_t stream) const { return streams_[stream]; }

@@ -88,7 +88,7 @@ TEST(SimStreamTable, FindsWhatWasAddedUntilRemoved) {
     const auto ref_key = std::make_pair(key.dst, key.src);
     auto it = reference.find(ref_key);
     if (rng() % 3 == 0 && it != reference.end()) {
-      table.remove(it->second);
+      table.remove(it->second, key);
       reference.erase(it);
       ASSERT_EQ(table.find(key), kNoStream);
     } else {
