@@ -81,11 +81,16 @@ StepGraph::RelabelSummary summarise(const Schedule& s) {
   auto reach = [&](const Region& r, bool written) {
     if (r.mark != Mark::none && r.block >= layout.blocks) return false;
     if (written && r.buffer == Buffer::input) return false;
-    size_t end = r.offset + r.length;
-    if (r.mark == Mark::block) end = r.offset - sym.offsets[r.block] + layout.max_end;
-    if (r.mark == Mark::length) end = r.offset + layout.max_length;
-    auto& extent = out.extent[index_of(r.buffer)];
-    extent = std::max(extent, end);
+    const size_t b = index_of(r.buffer);
+    if (r.mark == Mark::length && r.block == static_cast<uint32_t>(sym.built_for)) {
+      out.own_offset[b] = std::max(out.own_offset[b], r.offset);
+      out.own[b] = true;
+    } else {
+      size_t end = r.offset + r.length;
+      if (r.mark == Mark::block) end = r.offset - sym.offsets[r.block] + layout.max_end;
+      if (r.mark == Mark::length) end = r.offset + layout.max_length;
+      out.extent[b] = std::max(out.extent[b], end);
+    }
     if (lengths_of(r, layout).high > 0) out.used[index_of(r.buffer)] = true;
     return true;
   };
@@ -294,11 +299,19 @@ void validate_steps(const Schedule& s, int shift, const ValidationTarget& t) {
 bool relabel_summary_admits(const StepGraph& graph, const Schedule& s, const ValidationTarget& t) {
   const StepGraph::RelabelSummary& sum = graph.relabel;
   if (!sum.uniform || t.size != s.symmetry.size) return false;
+  const int shift = s.symmetry.shift_of(t.rank);
+  if (shift < 0) return false;
+  // The schedule's own block as the running rank has it.
+  const size_t own_block =
+      (static_cast<size_t>(s.symmetry.built_for) + static_cast<size_t>(shift)) %
+      s.symmetry.lengths.size();
+  const size_t own_length = s.symmetry.lengths[own_block];
   const Buffers& b = *t.buffers;
   const size_t lengths[3] = {b.input_length, b.output_length, s.scratch_bytes};
   const bool null[3] = {b.input == nullptr, b.output == nullptr, false};
   for (size_t i = 0; i < 3; ++i) {
     if (sum.extent[i] > lengths[i]) return false;
+    if (sum.own[i] && sum.own_offset[i] + own_length > lengths[i]) return false;
     if (t.payload && null[i] && sum.used[i]) return false;
   }
   return true;

@@ -41,6 +41,12 @@ struct StepGraph {
     bool uniform = false;  // structure valid and lengths equal where they must be, for every shift
     std::array<size_t, 3> extent{};  // per Buffer: the furthest byte any shift reaches
     std::array<bool, 3> used{};      // per Buffer: some shift reads or writes a byte of it
+    // Per Buffer, regions as long as the schedule's own block (Mark::length
+    // of block built_for): the furthest offset of one, whose end under a
+    // shift is that offset plus the running rank's own block, not the
+    // longest block (an allgatherv's input is its rank's block long).
+    std::array<size_t, 3> own_offset{};
+    std::array<bool, 3> own{};
   };
   RelabelSummary relabel;
 
