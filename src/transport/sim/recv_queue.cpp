@@ -11,6 +11,10 @@ namespace {
 // its count follows.
 constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
 constexpr uint8_t kRun = 64;
+// kNear: a repeat but for its capacity, which differs from the previous
+// receive's by the zigzag integer in the low 7 bits (an allgatherv's
+// blocks differ by a few bytes from one to the next): one byte.
+constexpr uint8_t kNear = 128;
 
 // Differences as zigzag integers: small either way round, small encoding.
 uint64_t zigzag(uint64_t difference) {
@@ -69,7 +73,9 @@ void RecvQueue::push_packed(const PostedRecv& r) {
   const PostedRecv& last = newest();
   const Step step = count_ == 2 ? step_between(front_, second_) : back_step_;
   const Step next = step_between(last, r);
-  if (next == step && step.tag != kTagOther && r.capacity == last.capacity && r.done == last.done) {
+  const bool repeats = next == step && step.tag != kTagOther && r.done == last.done;
+  const uint64_t capacity_change = zigzag(uint64_t{r.capacity} - uint64_t{last.capacity});
+  if (repeats && capacity_change == 0) {
     if (no_entries())
       ++lead_;
     else
@@ -79,6 +85,12 @@ void RecvQueue::push_packed(const PostedRecv& r) {
       packed_.push_back(kRun);
       put(packed_, tail_);
       tail_ = 0;
+    }
+    if (repeats && capacity_change < kNear) {
+      packed_.push_back(static_cast<uint8_t>(kNear | capacity_change));
+      back_ = r;
+      back_step_ = next;
+      return;
     }
     uint8_t flags = 0;
     if (next.context != 0) flags |= kContext;
@@ -110,7 +122,10 @@ PostedRecv RecvQueue::read(const std::vector<uint8_t>& in, Reader& at, const Pos
     r = repeat(before, last);
   } else {
     const uint8_t flags = in[at.head++];
-    if (flags == kRun) {
+    if (flags & kNear) {
+      r = repeat(before, last);
+      r.capacity = static_cast<size_t>(last.capacity + unzigzag(flags & (kNear - 1)));
+    } else if (flags == kRun) {
       at.lead = static_cast<uint32_t>(get(in, at.head) - 1);
       r = repeat(before, last);
     } else {

@@ -8,6 +8,8 @@
 //   from its own (a constant context step, data step and tag step: the
 //   same tag or the next channel), with the same length and completion.
 //   Repeats cost nothing each: a run of them is a count.
+// - a near repeat: a repeat but for its length, a few bytes longer or
+//   shorter than its predecessor's (an allgatherv's blocks): one byte.
 // - otherwise a difference: a flag byte, then a variable-length integer
 //   per field that changed (a tag on the next channel costs only its flag
 //   bit).

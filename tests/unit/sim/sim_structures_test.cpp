@@ -183,6 +183,37 @@ TEST(SimRecvQueue, RunsOfEqualStepsPackToACountAndComeBackExactly) {
   EXPECT_TRUE(queue.empty());
 }
 
+// An allgatherv ring's receives: the step of a repeat, but blocks whose
+// lengths cycle by a byte or two (and one far longer): one byte each, and
+// every receive comes back exactly.
+TEST(SimRecvQueue, LengthsAFewBytesApartPackToAByteEach) {
+  RecvQueue queue;
+  std::deque<PostedRecv> reference;
+  constexpr int kCount = 3000;
+  for (int i = 0; i < kCount; ++i) {
+    PostedRecv r;
+    r.context = reinterpret_cast<void*>(uintptr_t{0x700000000} + 2 * uint64_t(i));
+    r.capacity = i == 1500 ? 1 << 20 : 1000 + (kCount - i) % 3;
+    r.done = &done_a;
+    r.tag = tag::with_channel(tag::make(1, 0, tag::Topology::none, 0, 0), static_cast<uint32_t>(i));
+    queue.push(r);
+    reference.push_back(r);
+  }
+  // A byte for each of the packed receives but the two around the long
+  // one, which take a few more.
+  EXPECT_GE(queue.packed_bytes(), size_t{kCount - 2});
+  EXPECT_LT(queue.packed_bytes(), size_t{kCount + 8});
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    expect_same(all[i], reference[i], static_cast<int>(i));
+  for (int i = 0; !reference.empty(); ++i) {
+    expect_same(queue.pop(), reference.front(), i);
+    reference.pop_front();
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
 // Mostly runs of repeats, broken now and then (another length, context
 // step or completion, the same channel instead of the next), with pops
 // interleaved, so runs end while they are read and new ones start behind:
