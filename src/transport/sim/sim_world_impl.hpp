@@ -150,14 +150,14 @@ struct SimWorld::Impl {
   // The stream (dst, src), made if there is none; it becomes dst's cached one.
   uint32_t stream_for(int dst, int src);
   // After something was taken from stream `sid` (dst, src): removes it
-  // when it holds nothing and is not cached; for the cached one, records
-  // whether it holds anything (RankState::cached_busy).
+  // when it holds nothing and is not cached. The cached one may now be
+  // empty: it is no longer known busy (RankState::cached_busy), and is
+  // read only if the cache moves before something is put into it again.
   void drop_if_unused(uint32_t sid, int dst, int src) {
-    const bool empty = streams.at(sid).empty();
     RankState& rank = rank_state(dst);
     if (rank.cached_stream == sid)
-      rank.cached_busy = !empty;
-    else if (empty)
+      rank.cached_busy = false;
+    else if (streams.at(sid).empty())
       streams.remove(sid, Key{dst, src});
   }
   // After something was put into stream `sid` of `dst`.
