@@ -38,16 +38,18 @@ void pairwise_v(Plan& plan, const AlltoallvArgs& a, const AlgorithmSpec& spec) {
   }
   const uint32_t depth = pairwise_depth(a.size, a.posts, spec);
   plan.set_limits(depth, depth);
-  plan.copy(input_region(send.offsets[self], send.lengths[self]),
-            output_region(recv.offsets[self], recv.lengths[self]));
+  // Every rank runs the same steps, one block further along, through its
+  // own layouts, where its empty blocks fall at the same relative places
+  // (the simulator shares the schedule among such ranks; docs/simulator.md).
+  plan.set_rank_layout_symmetry(a.rank, a.size, send, recv);
+  plan.copy(block_region(Buffer::input, send, self), block_region(Buffer::output, recv, self));
   for (int i = 1; i < a.size; ++i) {
     const auto to = static_cast<size_t>((a.rank + i) % a.size);
     const auto from = static_cast<size_t>((a.rank - i + a.size) % a.size);
-    if (recv.lengths[from] > 0) {
-      plan.recv(static_cast<int>(from), 0, output_region(recv.offsets[from], recv.lengths[from]));
-    }
+    if (recv.lengths[from] > 0)
+      plan.recv(static_cast<int>(from), 0, block_region(Buffer::output, recv, from));
     if (send.lengths[to] > 0)
-      plan.send(static_cast<int>(to), 0, input_region(send.offsets[to], send.lengths[to]));
+      plan.send(static_cast<int>(to), 0, block_region(Buffer::input, send, to));
   }
 }
 

@@ -144,6 +144,20 @@ void Plan::set_symmetry(int rank, int size, int period, const BlockLayout& layou
   sym.lengths = layout.lengths;
 }
 
+void Plan::set_rank_layout_symmetry(int rank, int size, const BlockLayout& input,
+                                    const BlockLayout& output) {
+  if (output.size() != input.size()) {
+    throw Error(Errc::internal,
+                fmt::format("{}: an input layout of {} blocks, an output's of {}",
+                            builder_.schedule().algorithm, input.size(), output.size()));
+  }
+  set_symmetry(rank, size, 1, input);
+  sched::Symmetry& sym = builder_.schedule().symmetry;
+  sym.output_offsets = output.offsets;
+  sym.output_lengths = output.lengths;
+  sym.rank_layouts = true;
+}
+
 Deps Plan::all_steps() {
   Deps deps;
   const auto n = static_cast<StepId>(step_count());

@@ -115,6 +115,13 @@ class Plan {
   // block_region / sized_like of `layout`, and whose steps do not depend on
   // the rank otherwise (no block skipped for being empty, for one).
   void set_symmetry(int rank, int size, int period, const BlockLayout& layout);
+  // The same for a builder whose layouts are its rank's own (alltoallv's
+  // counts; sched::Symmetry::rank_layouts): marks on the input refer to
+  // `input`, on the output to `output`, and the schedule stands for another
+  // rank only where that rank's layouts equal these and its empty blocks
+  // fall at the same places relative to it. Its steps may skip empty blocks.
+  void set_rank_layout_symmetry(int rank, int size, const BlockLayout& input,
+                                const BlockLayout& output);
 
   size_t step_count() { return builder_.schedule().steps.size(); }
   // Every step added so far, for a phase that must follow all of them.

@@ -226,9 +226,11 @@ struct alignas(64) Execution::State {
     const size_t moved = moved_block(raw);
     Region out = raw;
     out.block = static_cast<uint32_t>(moved);
-    out.length = symmetry->lengths[moved];
-    if (raw.mark == Mark::block)
-      out.offset = raw.offset - symmetry->offsets[raw.block] + symmetry->offsets[moved];
+    out.length = symmetry->lengths_of(raw.buffer)[moved];
+    if (raw.mark == Mark::block) {
+      const std::vector<size_t>& offsets = symmetry->offsets_of(raw.buffer);
+      out.offset = raw.offset - offsets[raw.block] + offsets[moved];
+    }
     return out;
   }
   // region_of's length alone (without payload the hot path needs no more).
@@ -236,8 +238,9 @@ struct alignas(64) Execution::State {
     if (shift == 0 || raw.mark == Mark::none) return raw.length;
     if (raw.mark == Mark::block && raw.span != 1)
       return relabel_region(*schedule, raw, shift).length;
-    return symmetry->lengths[moved_block(raw)];
+    return symmetry->lengths_of(raw.buffer)[moved_block(raw)];
   }
+  // Every layout of a symmetric schedule has `size` blocks (prepare() checked).
   size_t moved_block(const Region& raw) const {
     const size_t blocks = symmetry->lengths.size();
     const size_t moved = raw.block + static_cast<size_t>(shift);  // both below blocks

@@ -69,8 +69,10 @@ int Symmetry::shift_of(int rank) const {
 Region relabel_region(const Schedule& s, const Region& r, int shift) {
   if (r.mark == Mark::none || shift == 0) return r;
   const Symmetry& sym = s.symmetry;
-  const size_t blocks = sym.offsets.size();
-  if (r.block >= blocks || sym.lengths.size() != blocks) {
+  const std::vector<size_t>& offsets = sym.offsets_of(r.buffer);
+  const std::vector<size_t>& lengths = sym.lengths_of(r.buffer);
+  const size_t blocks = offsets.size();
+  if (r.block >= blocks || lengths.size() != blocks) {
     throw Error(Errc::invalid_argument,
                 fmt::format("schedule {}: a region marks block {} of a {}-block layout",
                             s.algorithm, r.block, blocks));
@@ -88,8 +90,8 @@ Region relabel_region(const Schedule& s, const Region& r, int shift) {
   Region out = r;
   out.block = static_cast<uint32_t>(moved);
   const size_t last = moved + span - 1;
-  out.length = sym.offsets[last] + sym.lengths[last] - sym.offsets[moved];
-  if (r.mark == Mark::block) out.offset = r.offset - sym.offsets[r.block] + sym.offsets[moved];
+  out.length = offsets[last] + lengths[last] - offsets[moved];
+  if (r.mark == Mark::block) out.offset = r.offset - offsets[r.block] + offsets[moved];
   return out;
 }
 
@@ -137,7 +139,10 @@ std::string relabel_mismatch(const Schedule& shared, int shift, const Schedule& 
     return "different scratch, limits or reduction";
   if (own.symmetry.size != shared.symmetry.size || own.symmetry.period != shared.symmetry.period ||
       own.symmetry.offsets != shared.symmetry.offsets ||
-      own.symmetry.lengths != shared.symmetry.lengths)
+      own.symmetry.lengths != shared.symmetry.lengths ||
+      own.symmetry.output_offsets != shared.symmetry.output_offsets ||
+      own.symmetry.output_lengths != shared.symmetry.output_lengths ||
+      own.symmetry.rank_layouts != shared.symmetry.rank_layouts)
     return "a different symmetry";
   for (StepId id = 0; id < own.steps.size(); ++id) {
     const Step& a = own.steps[id];

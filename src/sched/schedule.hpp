@@ -77,17 +77,37 @@ inline constexpr uint32_t kUnlimited = std::numeric_limits<uint32_t>::max();
 // (tests/unit/coll/symmetry_test.cpp builds every rank and compares), so
 // the simulator can build one schedule for many ranks and expand it step by
 // step (relabel_step) instead of holding one per rank.
+//
+// With `rank_layouts` the layouts are the built-for rank's own (alltoallv's
+// counts: another rank's may differ) and the steps depend on the rank only
+// through the relabelling and through which of its blocks are empty. The
+// schedule then stands for rank built_for + d only when that rank's layouts
+// equal these and its empty blocks lie d blocks further along (mod size)
+// than these: the executor cannot see another rank's layouts, so whoever
+// hands the schedule to another rank checks that (model::SimSchedules).
 struct Symmetry {
   int built_for = -1;  // the rank it was built for; < 0: no symmetry declared
   int size = 0;
   int period = 0;
   std::vector<size_t> offsets;  // the block layout marks refer to: `size` blocks
   std::vector<size_t> lengths;
+  // When not empty: the layout of marks on the output buffer (marks on the
+  // input and scratch keep `offsets` and `lengths`).
+  std::vector<size_t> output_offsets;
+  std::vector<size_t> output_lengths;
+  bool rank_layouts = false;
 
   bool declared() const { return built_for >= 0; }
   // The shift d of `rank` in [0, size), or -1 when `rank` is not in this
   // schedule's class.
   int shift_of(int rank) const;
+  // The layout marks on `buffer` refer to.
+  const std::vector<size_t>& offsets_of(Buffer buffer) const {
+    return buffer == Buffer::output && !output_lengths.empty() ? output_offsets : offsets;
+  }
+  const std::vector<size_t>& lengths_of(Buffer buffer) const {
+    return buffer == Buffer::output && !output_lengths.empty() ? output_lengths : lengths;
+  }
 };
 
 struct Schedule {

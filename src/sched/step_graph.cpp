@@ -36,12 +36,15 @@ size_t index_of(Buffer b) {
 struct LayoutBounds {
   size_t min_length = 0, max_length = 0, max_end = 0;
   size_t blocks = 0;
-  explicit LayoutBounds(const Symmetry& sym) : blocks(sym.offsets.size()) {
-    if (blocks == 0 || sym.lengths.size() != blocks) return;
-    min_length = *std::min_element(sym.lengths.begin(), sym.lengths.end());
-    max_length = *std::max_element(sym.lengths.begin(), sym.lengths.end());
+  explicit LayoutBounds(const Symmetry& sym, Buffer buffer)
+      : blocks(sym.offsets_of(buffer).size()) {
+    const std::vector<size_t>& offsets = sym.offsets_of(buffer);
+    const std::vector<size_t>& lengths = sym.lengths_of(buffer);
+    if (blocks == 0 || lengths.size() != blocks) return;
+    min_length = *std::min_element(lengths.begin(), lengths.end());
+    max_length = *std::max_element(lengths.begin(), lengths.end());
     for (size_t i = 0; i < blocks; ++i)
-      max_end = std::max(max_end, sym.offsets[i] + sym.lengths[i]);
+      max_end = std::max(max_end, offsets[i] + lengths[i]);
   }
 };
 
@@ -60,26 +63,42 @@ LengthRange lengths_of(const Region& r, const LayoutBounds& layout) {
   return {layout.min_length, span == 1 ? layout.max_length : layout.max_end};
 }
 
-// Whether two regions have equal lengths under every shift.
-bool equal_under_every_shift(const Region& a, const Region& b, const LayoutBounds& layout) {
+// Whether two regions have equal lengths under every shift. Two one-block
+// marks of the same block in different layouts (alltoallv's own block, input
+// to output) are equal for a shift only where the layouts are: such blocks
+// go to `unequal_layouts`, checked per shift (relabel_summary_admits).
+bool equal_under_every_shift(const Region& a, const Region& b, const LayoutBounds* layouts,
+                             bool same_layout, std::vector<uint32_t>& unequal_layouts) {
   const auto span = [](const Region& r) { return r.mark == Mark::block ? r.span : 1; };
-  if (a.mark != Mark::none && b.mark != Mark::none && a.block == b.block && span(a) == span(b))
+  if (a.mark != Mark::none && b.mark != Mark::none && a.block == b.block && span(a) == span(b)) {
+    if (same_layout) return true;
+    if (span(a) != 1 || unequal_layouts.size() >= StepGraph::RelabelSummary::kUnequalKept)
+      return false;
+    unequal_layouts.push_back(a.block);
     return true;
-  const LengthRange la = lengths_of(a, layout), lb = lengths_of(b, layout);
+  }
+  const LengthRange la = lengths_of(a, layouts[index_of(a.buffer)]),
+                    lb = lengths_of(b, layouts[index_of(b.buffer)]);
   return la.single() && lb.single() && la.low == lb.low;
 }
 
 StepGraph::RelabelSummary summarise(const Schedule& s) {
   StepGraph::RelabelSummary out;
   const Symmetry& sym = s.symmetry;
-  const LayoutBounds layout(sym);
-  if (!sym.declared() || layout.blocks != static_cast<size_t>(sym.size) || layout.blocks == 0)
+  const LayoutBounds layouts[3] = {LayoutBounds(sym, Buffer::input),
+                                   LayoutBounds(sym, Buffer::output),
+                                   LayoutBounds(sym, Buffer::scratch)};
+  const LayoutBounds& layout = layouts[index_of(Buffer::input)];
+  if (!sym.declared() || layout.blocks != static_cast<size_t>(sym.size) || layout.blocks == 0 ||
+      layouts[index_of(Buffer::output)].blocks != layout.blocks)
     return out;
+  const bool one_layout = sym.output_lengths.empty();
   if (s.max_sends == 0 || s.max_recvs == 0) return out;
   const size_t element = datatype_size(s.dtype);
   // A region's furthest byte under any shift, and whether it can be non-empty.
   auto reach = [&](const Region& r, bool written) {
-    if (r.mark != Mark::none && r.block >= layout.blocks) return false;
+    const LayoutBounds& bounds = layouts[index_of(r.buffer)];
+    if (r.mark != Mark::none && r.block >= bounds.blocks) return false;
     if (written && r.buffer == Buffer::input) return false;
     const size_t b = index_of(r.buffer);
     if (r.mark == Mark::length && r.block == static_cast<uint32_t>(sym.built_for)) {
@@ -87,11 +106,12 @@ StepGraph::RelabelSummary summarise(const Schedule& s) {
       out.own[b] = true;
     } else {
       size_t end = r.offset + r.length;
-      if (r.mark == Mark::block) end = r.offset - sym.offsets[r.block] + layout.max_end;
-      if (r.mark == Mark::length) end = r.offset + layout.max_length;
+      if (r.mark == Mark::block)
+        end = r.offset - sym.offsets_of(r.buffer)[r.block] + bounds.max_end;
+      if (r.mark == Mark::length) end = r.offset + bounds.max_length;
       out.extent[b] = std::max(out.extent[b], end);
     }
-    if (lengths_of(r, layout).high > 0) out.used[index_of(r.buffer)] = true;
+    if (lengths_of(r, bounds).high > 0) out.used[index_of(r.buffer)] = true;
     return true;
   };
   for (StepId id = 0; id < s.steps.size(); ++id) {
@@ -112,12 +132,17 @@ StepGraph::RelabelSummary summarise(const Schedule& s) {
       case Kind::copy:
       case Kind::reduce:
         if (!reach(step.src, false) || !reach(step.dst, true)) return out;
-        if (!equal_under_every_shift(step.src, step.dst, layout)) return out;
+        if (!equal_under_every_shift(step.src, step.dst, layouts,
+                                     one_layout || (step.src.buffer == Buffer::output) ==
+                                                       (step.dst.buffer == Buffer::output),
+                                     out.unequal_layouts))
+          return out;
         if (step.kind == Kind::reduce) {
           if (!reduce_op_valid(s.op, s.dtype)) return out;
-          const LengthRange l = lengths_of(step.dst, layout);
+          const LengthRange l = lengths_of(step.dst, layouts[index_of(step.dst.buffer)]);
+          const std::vector<size_t>& lengths = sym.lengths_of(step.dst.buffer);
           if (step.dst.mark == Mark::none ? l.low % element != 0
-                                          : std::any_of(sym.lengths.begin(), sym.lengths.end(),
+                                          : std::any_of(lengths.begin(), lengths.end(),
                                                         [&](size_t x) { return x % element != 0; }))
             return out;
         }
@@ -207,6 +232,14 @@ void validate_steps(const Schedule& s, int shift, const ValidationTarget& t) {
     throw Error(
         Errc::invalid_argument,
         fmt::format("rank {} {}: max_sends and max_recvs must be at least 1", t.rank, s.algorithm));
+  }
+  const Symmetry& sym = s.symmetry;
+  if (shift != 0 && !sym.output_lengths.empty() &&
+      (sym.output_offsets.size() != sym.offsets.size() ||
+       sym.output_lengths.size() != sym.lengths.size())) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {} {}: the output layout has {} blocks, the input's {}", t.rank,
+                            s.algorithm, sym.output_lengths.size(), sym.lengths.size()));
   }
   auto where = [&](StepId id, const Step& step) {
     return fmt::format("rank {} {}: step {} ({})", t.rank,
@@ -299,19 +332,25 @@ void validate_steps(const Schedule& s, int shift, const ValidationTarget& t) {
 bool relabel_summary_admits(const StepGraph& graph, const Schedule& s, const ValidationTarget& t) {
   const StepGraph::RelabelSummary& sum = graph.relabel;
   if (!sum.uniform || t.size != s.symmetry.size) return false;
-  const int shift = s.symmetry.shift_of(t.rank);
+  const Symmetry& sym = s.symmetry;
+  const int shift = sym.shift_of(t.rank);
   if (shift < 0) return false;
-  // The schedule's own block as the running rank has it.
+  for (const uint32_t block : sum.unequal_layouts) {
+    const size_t moved = (block + static_cast<size_t>(shift)) % sym.lengths.size();
+    if (sym.lengths[moved] != sym.output_lengths[moved]) return false;
+  }
+  // The schedule's own block as the running rank has it (a Mark::length
+  // region is as long as the block in its buffer's layout).
   const size_t own_block =
-      (static_cast<size_t>(s.symmetry.built_for) + static_cast<size_t>(shift)) %
-      s.symmetry.lengths.size();
-  const size_t own_length = s.symmetry.lengths[own_block];
+      (static_cast<size_t>(sym.built_for) + static_cast<size_t>(shift)) % sym.lengths.size();
   const Buffers& b = *t.buffers;
   const size_t lengths[3] = {b.input_length, b.output_length, s.scratch_bytes};
   const bool null[3] = {b.input == nullptr, b.output == nullptr, false};
   for (size_t i = 0; i < 3; ++i) {
     if (sum.extent[i] > lengths[i]) return false;
-    if (sum.own[i] && sum.own_offset[i] + own_length > lengths[i]) return false;
+    if (sum.own[i] &&
+        sum.own_offset[i] + sym.lengths_of(static_cast<Buffer>(i))[own_block] > lengths[i])
+      return false;
     if (t.payload && null[i] && sum.used[i]) return false;
   }
   return true;

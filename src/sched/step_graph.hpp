@@ -47,6 +47,11 @@ struct StepGraph {
     // longest block (an allgatherv's input is its rank's block long).
     std::array<size_t, 3> own_offset{};
     std::array<bool, 3> own{};
+    // Blocks copied between the input and output layouts (a separate output
+    // layout: Symmetry::output_lengths): a shift is valid only where the
+    // moved block is as long in both, checked per rank.
+    static constexpr size_t kUnequalKept = 8;
+    std::vector<uint32_t> unequal_layouts;
   };
   RelabelSummary relabel;
 
