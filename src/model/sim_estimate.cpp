@@ -67,10 +67,11 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
       streams.insert(step.peer);
     }
   }
-  p.schedule_bytes = sizeof(sched::Schedule) + n * sizeof(sched::Step) +
-                     p.deps * sizeof(sched::StepId) +
-                     s.symmetry.offsets.size() * 2 * sizeof(size_t) + sizeof(sched::StepGraph) +
-                     (3 * n + 1 + p.deps) * sizeof(uint32_t) + n;  // StepGraph, with its byte cells
+  p.schedule_bytes =
+      sizeof(sched::Schedule) + n * sizeof(sched::Step) + p.deps * sizeof(sched::StepId) +
+      (s.symmetry.offsets.size() + s.symmetry.output_offsets.size()) * 2 * sizeof(size_t) +
+      sizeof(sched::StepGraph) + (3 * n + 1 + p.deps) * sizeof(uint32_t) +
+      n;  // StepGraph, with its byte cells
 
   // The executor's own queues, so their storage is what an execution's is:
   // one queue for all when the schedule has no in-flight limits.
@@ -218,11 +219,10 @@ SimEstimate estimate_sim(const SimJob& job, const sim::SimConfig& config, SimSch
       if (!it->shared) it->weight += weight;
       return;
     }
-    const sched::Symmetry& sym = s->symmetry;
-    const bool shared =
-        sym.declared() && sym.size == job.size && sym.period < sym.size && sym.shift_of(rank) >= 0;
-    seen.push_back({s, profile(*s, shared ? sym.built_for : rank, config),
-                    shared ? static_cast<double>(sym.size / sym.period) : weight, shared});
+    const size_t stands_for = schedules.ranks_of(*s);
+    const bool shared = stands_for > 1;
+    seen.push_back({s, profile(*s, shared ? s->symmetry.built_for : rank, config),
+                    shared ? static_cast<double>(stands_for) : weight, shared});
   };
   for (const int rank : sample.own)
     visit(rank, 1);

@@ -25,6 +25,13 @@
 
 namespace grove::model {
 
+// A rank's block layouts as its builder sees them (alltoallv's counts).
+struct RankLayouts {
+  std::vector<size_t> input_offsets, input_lengths;
+  std::vector<size_t> output_offsets, output_lengths;
+  bool operator==(const RankLayouts&) const = default;
+};
+
 struct SimJob {
   std::string what;  // for errors: "bcast knomial:4, 4096 B, 10000 ranks"
   int size = 1;
@@ -33,6 +40,10 @@ struct SimJob {
   // Buffer lengths of `rank` (input may be 0 for in-place collectives).
   std::function<size_t(int rank)> input_bytes;
   std::function<size_t(int rank)> output_bytes;
+  // For builders whose shared schedules follow each rank's own layouts
+  // (sched::Symmetry::rank_layouts): `rank`'s layouts, as its builder sees
+  // them. Absent: such schedules are not shared, every rank builds its own.
+  std::function<RankLayouts(int rank)> layouts;
   // Real-bytes mode only: fill a rank's input and output before the run
   // (output matters for in-place collectives), and check its output after.
   // check returns an empty string when the output is right, else the cause.

@@ -6,6 +6,13 @@
 // of 50,000 steps each). Other algorithms get one schedule per rank, as on
 // a real machine.
 //
+// A schedule whose layouts are its rank's own (Symmetry::rank_layouts:
+// alltoallv) stands for the ranks whose layouts (SimJob::layouts) equal
+// its own and whose empty blocks fall at the same places relative to the
+// rank; the first such schedule made sorts every rank once: one schedule
+// per distinct layout, a rank whose empty blocks fall elsewhere keeping its
+// own.
+//
 // The builder's declaration is checked here too: the first time a shared
 // schedule is made, the own schedules of three other ranks it covers are
 // built and compared with it relabelled (tests/unit/coll/symmetry_test.cpp
@@ -29,15 +36,28 @@ class SimSchedules {
   // schedule differs from a rank's own.
   std::shared_ptr<const sched::Schedule> of(int rank);
 
-  size_t built() const { return built_; }           // builder calls so far
-  size_t shared() const { return shared_.size(); }  // schedules standing for several ranks
+  // How many ranks `schedule` (one of()'s) stands for: 1 for a rank's own.
+  size_t ranks_of(const sched::Schedule& schedule) const;
+
+  size_t built() const { return built_; }  // builder calls so far
+  size_t shared() const;                   // schedules standing for several ranks
 
  private:
   std::shared_ptr<const sched::Schedule> build(int rank);
   void check_against_own(const sched::Schedule& shared);
+  void check_one(const sched::Schedule& shared, int rank);
+  // Sorts every rank by its layouts (see above), from the first schedule
+  // with rank_layouts.
+  void sort_by_layouts(std::shared_ptr<const sched::Schedule> first);
 
   const SimJob& job_;
   std::vector<std::shared_ptr<const sched::Schedule>> shared_;
+  // With rank_layouts (after sort_by_layouts): the schedules, one per
+  // distinct layout, the ranks each stands for, and each rank's (-1: its own).
+  std::vector<std::shared_ptr<const sched::Schedule>> by_layout_;
+  std::vector<size_t> by_layout_ranks_;
+  std::vector<int> layout_of_rank_;
+  bool sorted_ = false;
   size_t built_ = 0;
 };
 

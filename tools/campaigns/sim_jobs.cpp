@@ -11,6 +11,7 @@
 #include "coll/barrier.hpp"
 #include "coll/bcast.hpp"
 #include "coll/gather.hpp"
+#include "coll/layout.hpp"
 #include "coll/reduce.hpp"
 #include "coll/reduce_scatter.hpp"
 #include "coll/scatter.hpp"
@@ -244,6 +245,13 @@ SimJob alltoallv_job(const JobShape& s) {
   };
   job.input_bytes = [counts_of, total](int rank) { return total(counts_of(rank, true)); };
   job.output_bytes = [counts_of, total](int rank) { return total(counts_of(rank, false)); };
+  // As build_alltoallv lays the counts out: packed in rank order.
+  job.layouts = [counts_of](int rank) {
+    coll::BlockLayout in = coll::BlockLayout::packed(counts_of(rank, true));
+    coll::BlockLayout out = coll::BlockLayout::packed(counts_of(rank, false));
+    return RankLayouts{std::move(in.offsets), std::move(in.lengths), std::move(out.offsets),
+                       std::move(out.lengths)};
+  };
   job.fill = [bytes, size](int rank, std::span<std::byte> in, std::span<std::byte>) {
     size_t offset = 0;
     for (int to = 0; to < size; ++to) {

@@ -49,6 +49,12 @@ TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
       {{"alltoall", "linear", 9, 8, 0}, 1, 4},
       {{"alltoall", "bruck", 13, 12, 0}, 1, 4},  // the rotation, block by block
       {{"alltoall", "bruck", 16, 8, 0}, 1, 4},
+      // Three layouts (rank i sends rank j 30 + (i + 2j) mod 3 bytes), each
+      // with its schedule and three checks.
+      {{"alltoallv", "pairwise", 13, 30, 0}, 3, 12},
+      {{"alltoallv", "pairwise", 16, 1, 0}, 3, 12},
+      // Every third block empty: shifts by 3 keep them in place at 12 ranks.
+      {{"alltoallv", "pairwise", 12, 0, 0}, 3, 12},
   };
   for (const auto& [shape, shared_count, built_count] : cases) {
     const SimJob job = make_sim_job(shape);
@@ -121,6 +127,67 @@ TEST(SimRun, BruckAlltoallAtTenThousandRanksIsEstimatedFromOneSchedule) {
   EXPECT_EQ(e.messages, 10000.0 * 14);
   EXPECT_EQ(e.bytes, 10000.0 * blocks * (1 << 20));
   EXPECT_LT(e.memory, 1e9);
+  EXPECT_GT(e.memory, 0);
+}
+
+// With every third block empty and 13 ranks (not a multiple of 3) the empty
+// blocks of ranks with equal layouts fall at other places relative to the
+// rank (a shift by 3 moves them across the wrap): every rank keeps its own
+// schedule, built once, and the run is the same.
+TEST(SimRun, AlltoallvRanksWhoseEmptyBlocksFallElsewhereRunTheirOwn) {
+  sim::SimConfig config;
+  config.data = sim::DataMode::real;
+  config.jitter = 0.3;
+  const SimJob job = make_sim_job({"alltoallv", "pairwise", 13, 0, 0});
+  SimSchedules schedules(job);
+  for (int rank = 0; rank < job.size; ++rank)
+    EXPECT_EQ(schedules.ranks_of(*schedules.of(rank)), 1u) << rank;
+  EXPECT_EQ(schedules.built(), 13u);
+  EXPECT_EQ(schedules.shared(), 0u);
+  sim::TraceVector shared_trace, own_trace;
+  SimOptions options;
+  options.per_rank = true;
+  options.trace = &shared_trace;
+  const SimResult shared = run_on_sim(job, config, options);
+  options.trace = &own_trace;
+  const SimResult alone = run_on_sim(without_sharing(job), config, options);
+  EXPECT_EQ(shared.schedules_shared, 0u);
+  EXPECT_EQ(shared.per_rank, alone.per_rank);
+  EXPECT_EQ(shared.stats.events, alone.stats.events);
+  uint64_t messages = 0;  // rank i sends j (i + 2j) mod 3 bytes: none when 0
+  for (int i = 0; i < 13; ++i)
+    for (int j = 0; j < 13; ++j)
+      messages += j != i && (i + 2 * j) % 3 != 0 ? 1 : 0;
+  EXPECT_EQ(shared.stats.messages_sent, messages);
+  EXPECT_TRUE(shared_trace.records == own_trace.records);
+}
+
+// alltoallv pairwise at 10,000 ranks and 1 MiB, estimated without running:
+// three schedules (one per distinct pair of layouts), so exact counts, and
+// below 2 GB (one schedule per rank made it 18 GB, refused).
+TEST(SimRun, AlltoallvPairwiseAtTenThousandRanksIsEstimatedFromThreeSchedules) {
+  constexpr int n = 10000;
+  constexpr size_t size = 1 << 20;
+  const SimJob job = make_sim_job({"alltoallv", "pairwise", n, size, 0});
+  sim::SimConfig config;
+  config.data = sim::DataMode::sizes;
+  SimSchedules schedules(job);
+  const SimEstimate e = estimate_sim(job, config, schedules);
+  EXPECT_FALSE(e.sampled);
+  EXPECT_EQ(schedules.shared(), 3u);
+  EXPECT_EQ(schedules.built(), 12u);  // the three and three checks each
+  // Rank i sends every j != i size + (i + 2j) mod 3 bytes.
+  double bytes = 0;
+  for (int i = 0; i < n; ++i) {
+    size_t mine = 0;
+    for (int j = 0; j < n; ++j)
+      if (j != i) mine += size + static_cast<size_t>((i + 2 * j) % 3);
+    bytes += static_cast<double>(mine);
+  }
+  EXPECT_EQ(e.messages, static_cast<double>(n) * (n - 1));
+  EXPECT_EQ(e.bytes, bytes);
+  EXPECT_EQ(e.events, 4.0 * n * (n - 1));
+  EXPECT_LT(e.memory, 2e9);
   EXPECT_GT(e.memory, 0);
 }
 
