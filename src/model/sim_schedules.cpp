@@ -105,7 +105,11 @@ void SimSchedules::sort_by_layouts(std::shared_ptr<const sched::Schedule> first)
       if (same_layouts(by_layout_[it->second]->symmetry, layouts))
         found = static_cast<int>(it->second);
     if (found < 0) {
-      // A new layout: the rank's own schedule stands for the ranks that share it.
+      // A new layout: the rank's own schedule stands for the ranks that share
+      // it. With many layouts (every rank's counts its own) sharing saves
+      // little: past kMaxLayouts a rank with a new one builds its own when
+      // it runs, not here (the estimate, made first, must not hold them all).
+      if (by_layout_.size() >= kMaxLayouts) continue;
       auto own = build(rank);
       const sched::Symmetry& sym = own->symmetry;
       if (sym.declared() && sym.rank_layouts && sym.built_for == rank && sym.size == job_.size &&

@@ -11,7 +11,8 @@
 // its own and whose empty blocks fall at the same places relative to the
 // rank; the first such schedule made sorts every rank once: one schedule
 // per distinct layout, a rank whose empty blocks fall elsewhere keeping its
-// own.
+// own (at most 64 distinct layouts are kept; ranks with others build their
+// own).
 //
 // The builder's declaration is checked here too: the first time a shared
 // schedule is made, the own schedules of three other ranks it covers are
@@ -49,6 +50,8 @@ class SimSchedules {
   // Sorts every rank by its layouts (see above), from the first schedule
   // with rank_layouts.
   void sort_by_layouts(std::shared_ptr<const sched::Schedule> first);
+
+  static constexpr size_t kMaxLayouts = 64;
 
   const SimJob& job_;
   std::vector<std::shared_ptr<const sched::Schedule>> shared_;

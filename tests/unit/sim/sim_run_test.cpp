@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "campaigns/sim_jobs.hpp"
+#include "coll/algorithm.hpp"
+#include "coll/alltoallv.hpp"
+#include "coll/layout.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "model/sim_schedules.hpp"
@@ -159,6 +162,65 @@ TEST(SimRun, AlltoallvRanksWhoseEmptyBlocksFallElsewhereRunTheirOwn) {
     for (int j = 0; j < 13; ++j)
       messages += j != i && (i + 2 * j) % 3 != 0 ? 1 : 0;
   EXPECT_EQ(shared.stats.messages_sent, messages);
+  EXPECT_TRUE(shared_trace.records == own_trace.records);
+}
+
+// Every rank's counts its own (rank i sends rank j 1 + (7i + j) mod 70
+// bytes): no schedule stands for another rank. Sorting keeps the first 64
+// layouts' schedules, which their ranks then run; the other ranks build
+// theirs when asked, once each, and the run is as without sharing.
+TEST(SimRun, AlltoallvWithEveryRanksOwnLayoutsBuildsEachScheduleOnce) {
+  constexpr int n = 70;
+  auto count = [](int from, int to) {
+    return size_t{1} + static_cast<size_t>((7 * from + to) % n);
+  };
+  auto counts = [count](int rank, bool sending) {
+    std::vector<size_t> out;
+    for (int p = 0; p < n; ++p)
+      out.push_back(sending ? count(rank, p) : count(p, rank));
+    return out;
+  };
+  auto total = [](const std::vector<size_t>& v) {
+    size_t t = 0;
+    for (const size_t x : v)
+      t += x;
+    return t;
+  };
+  SimJob job;
+  job.what = "alltoallv pairwise, own counts";
+  job.size = n;
+  job.build = [counts](int rank) {
+    coll::AlltoallvArgs a;
+    a.rank = rank;
+    a.size = n;
+    a.send_counts = counts(rank, true);
+    a.recv_counts = counts(rank, false);
+    a.algorithm = coll::parse_algorithm("alltoallv", "pairwise");
+    return coll::build_alltoallv(a);
+  };
+  job.input_bytes = [counts, total](int rank) { return total(counts(rank, true)); };
+  job.output_bytes = [counts, total](int rank) { return total(counts(rank, false)); };
+  job.layouts = [counts](int rank) {
+    coll::BlockLayout in = coll::BlockLayout::packed(counts(rank, true));
+    coll::BlockLayout out = coll::BlockLayout::packed(counts(rank, false));
+    return RankLayouts{in.offsets, in.lengths, out.offsets, out.lengths};
+  };
+  SimSchedules schedules(job);
+  for (int rank = 0; rank < n; ++rank)
+    EXPECT_EQ(schedules.ranks_of(*schedules.of(rank)), 1u) << rank;
+  EXPECT_EQ(schedules.built(), static_cast<size_t>(n));
+  EXPECT_EQ(schedules.shared(), 0u);
+  sim::SimConfig config;
+  config.jitter = 0.2;
+  sim::TraceVector shared_trace, own_trace;
+  SimOptions options;
+  options.per_rank = true;
+  options.trace = &shared_trace;
+  const SimResult shared = run_on_sim(job, config, options);
+  options.trace = &own_trace;
+  const SimResult alone = run_on_sim(without_sharing(job), config, options);
+  EXPECT_EQ(shared.stats.messages_sent, static_cast<uint64_t>(n) * (n - 1));
+  EXPECT_EQ(shared.per_rank, alone.per_rank);
   EXPECT_TRUE(shared_trace.records == own_trace.records);
 }
 
