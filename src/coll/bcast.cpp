@@ -63,7 +63,7 @@ void pipeline(Plan& plan, const BcastArgs& a, const AlgorithmSpec& spec) {
 
 // Binomial scatter then ring allgather (MPICH's long-message bcast). Block j
 // (virtual rank j's) is bytes [j*block, (j+1)*block) clipped to the message;
-// blocks past the end are empty and never sent. Virtual rank v's binomial
+// blocks past the end are empty and move nothing. Virtual rank v's binomial
 // subtree is the contiguous range [v, v + subtree), so the scatter moves one
 // contiguous range per tree edge.
 //
@@ -73,33 +73,99 @@ void pipeline(Plan& plan, const BcastArgs& a, const AlgorithmSpec& spec) {
 // or all of them at the root); the sender computes the same subtree and
 // skips too. The block sent at step j arrived at step j - 1 or in the
 // scatter.
+//
+// Every region is a block (or a run of blocks) of the message's layout in
+// virtual-rank order, and a step of an empty block stays in the schedule:
+// the executor completes a message of an empty marked block without posting
+// it, on both sides. So the steps depend on the rank only through its
+// neighbourhood in the tree (RingShape), and ranks of the same shape run one
+// schedule relabelled (the simulator shares it; docs/simulator.md). Where a
+// subtree is too many blocks for a marked run (Region::span), the regions
+// are unmarked and empty blocks skipped instead.
+struct RingShape {
+  int64_t v = 0, n = 1;
+  int64_t own = 1;         // v's subtree: blocks [v, v + own)
+  int64_t right = 0;       // (v + 1) mod n
+  int64_t right_own = 1;   // the right neighbour's subtree (n at the root)
+  int64_t parent_gap = 0;  // v - the parent's virtual rank (0 at the root)
+  std::vector<std::pair<int64_t, int64_t>> children;  // (c - v, c's subtree), serving order
+
+  RingShape(const topo::Tree& tree, int rank) : v(topo::to_virtual(tree, rank)), n(tree.size) {
+    own = topo::subtree_size(tree, rank);
+    right = (v + 1) % n;
+    right_own =
+        right == 0 ? n : topo::subtree_size(tree, topo::to_real(tree, static_cast<int>(right)));
+    const int parent = topo::parent(tree, rank);
+    parent_gap = parent < 0 ? 0 : v - topo::to_virtual(tree, parent);
+    for (const int child : topo::children(tree, rank)) {
+      const int64_t c = topo::to_virtual(tree, child);
+      children.emplace_back(c - v, topo::subtree_size(tree, child));
+    }
+  }
+  // A run of blocks fits a marked region (and the root holds every block).
+  bool markable() const {
+    if (own > UINT16_MAX && v != 0) return false;
+    for (const auto& [gap, size] : children)
+      if (size > UINT16_MAX) return false;
+    return true;
+  }
+  uint64_t key() const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    auto mix = [&h](int64_t x) { h = (h ^ static_cast<uint64_t>(x)) * 0x100000001b3ull; };
+    for (const int64_t x : {n, static_cast<int64_t>(v == 0), static_cast<int64_t>(right == 0), own,
+                            right_own, parent_gap, static_cast<int64_t>(children.size())})
+      mix(x);
+    for (const auto& [gap, size] : children) {
+      mix(gap);
+      mix(size);
+    }
+    return h | 1;  // never 0 (no shape)
+  }
+};
+
 void scatter_allgather(Plan& plan, const topo::Tree& tree, int rank, size_t bytes) {
   const int64_t n = tree.size;
   const int64_t block = static_cast<int64_t>((bytes + n - 1) / n);
+  const RingShape shape(tree, rank);
+  const bool marked = n > 1 && shape.markable();
+  BlockLayout layout;
+  if (marked) {
+    for (int64_t j = 0; j < n; ++j) {
+      const auto begin = static_cast<size_t>(std::min<int64_t>(j * block, bytes));
+      const auto end = static_cast<size_t>(std::min<int64_t>((j + 1) * block, bytes));
+      layout.offsets.push_back(begin);
+      layout.lengths.push_back(end - begin);
+    }
+    plan.set_shape_symmetry(rank, static_cast<int>(n), layout, shape.key());
+  }
   auto range = [&](int64_t first, int64_t last) {  // blocks [first, last)
+    if (marked) {
+      return last - first == 1 ? block_region(Buffer::output, layout, static_cast<size_t>(first))
+                               : block_span(Buffer::output, layout, static_cast<size_t>(first),
+                                            static_cast<size_t>(last - first));
+    }
     const auto begin = static_cast<size_t>(std::min<int64_t>(first * block, bytes));
     const auto end = static_cast<size_t>(std::min<int64_t>(last * block, bytes));
     return output_region(begin, end - begin);
   };
-  const int64_t v = topo::to_virtual(tree, rank);
-  const int64_t own_end = v + topo::subtree_size(tree, rank);
+  // Marked, a step of an empty block stays (it moves nothing); else it is skipped.
+  auto kept = [&](const Region& r) { return marked || r.length > 0; };
+  const int64_t v = shape.v;
+  const int64_t own_end = v + shape.own;
 
   std::optional<StepId> scattered;
   const int parent = topo::parent(tree, rank);
-  if (parent >= 0 && range(v, own_end).length > 0)
-    scattered = plan.recv(parent, 0, range(v, own_end));
+  if (parent >= 0 && kept(range(v, own_end))) scattered = plan.recv(parent, 0, range(v, own_end));
   for (int child : topo::children(tree, rank)) {
     const int64_t c = topo::to_virtual(tree, child);
     const Region part = range(c, c + topo::subtree_size(tree, child));
-    if (part.length > 0) plan.send(child, 0, part, Deps().add(scattered));
+    if (kept(part)) plan.send(child, 0, part, Deps().add(scattered));
   }
   if (n == 1) return;
 
-  const int64_t right = (v + 1) % n;
+  const int64_t right = shape.right;
   const int64_t left = (v + n - 1) % n;
-  const int64_t right_end =
-      right == 0 ? n
-                 : right + topo::subtree_size(tree, topo::to_real(tree, static_cast<int>(right)));
+  const int64_t right_end = right == 0 ? n : right + shape.right_own;
   auto holds = [&](int64_t x, int64_t first, int64_t end) {
     return first == 0 || (x >= first && x < end);
   };
@@ -109,7 +175,7 @@ void scatter_allgather(Plan& plan, const topo::Tree& tree, int rank, size_t byte
     const int channel = 1 + static_cast<int>(j % kRingChannels);
     const int64_t out_block = ((v - j) % n + n) % n;
     const Region out_part = range(out_block, out_block + 1);
-    if (out_part.length > 0 && !holds(out_block, right, right_end)) {
+    if (kept(out_part) && !holds(out_block, right, right_end)) {
       // j >= 1 when the block is not this rank's own: block v is always held.
       const Deps after =
           holds(out_block, v, own_end) ? Deps().add(scattered) : Deps().add(received[j - 1]);
@@ -117,7 +183,7 @@ void scatter_allgather(Plan& plan, const topo::Tree& tree, int rank, size_t byte
     }
     const int64_t in_block = ((v - j - 1) % n + n) % n;
     const Region in_part = range(in_block, in_block + 1);
-    if (in_part.length > 0 && !holds(in_block, v, own_end))
+    if (kept(in_part) && !holds(in_block, v, own_end))
       received[j] = plan.recv(topo::to_real(tree, static_cast<int>(left)), channel, in_part);
   }
 }
@@ -274,6 +340,14 @@ CallFacts facts(const BcastArgs& a) {
                    .bytes = a.bytes,
                    .total = a.bytes,
                    .count = a.bytes};
+}
+
+uint64_t bcast_shape(const BcastArgs& a) {
+  check_root("bcast", a.rank, a.size, a.root);
+  const AlgorithmSpec spec = resolve(facts(a), a.algorithm);
+  if (spec.name != "scatter_allgather" || a.bytes == 0 || a.size == 1) return 0;
+  const RingShape shape(topo::make_tree(topo::Shape::binomial, a.size, a.root), a.rank);
+  return shape.markable() ? shape.key() : 0;
 }
 
 sched::Schedule build_bcast(const BcastArgs& a) {

@@ -46,4 +46,10 @@ CallFacts facts(const BcastArgs& args);
 // allgather).
 sched::Schedule build_bcast(const BcastArgs& args);
 
+// The shape its schedule declares (sched::Symmetry::shape): ranks of the
+// same shape run one schedule relabelled. 0 where the schedule declares
+// none. Cost: O(log size), no schedule built (the simulator sorts every
+// rank by it).
+uint64_t bcast_shape(const BcastArgs& args);
+
 }  // namespace grove::coll

@@ -158,6 +158,11 @@ void Plan::set_rank_layout_symmetry(int rank, int size, const BlockLayout& input
   sym.rank_layouts = true;
 }
 
+void Plan::set_shape_symmetry(int rank, int size, const BlockLayout& layout, uint64_t shape) {
+  set_symmetry(rank, size, 1, layout);
+  builder_.schedule().symmetry.shape = shape;
+}
+
 Deps Plan::all_steps() {
   Deps deps;
   const auto n = static_cast<StepId>(step_count());

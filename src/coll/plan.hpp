@@ -122,6 +122,9 @@ class Plan {
   // fall at the same places relative to it. Its steps may skip empty blocks.
   void set_rank_layout_symmetry(int rank, int size, const BlockLayout& input,
                                 const BlockLayout& output);
+  // Period 1 with `layout`, standing only for ranks of the same `shape`
+  // (nonzero; sched::Symmetry::shape).
+  void set_shape_symmetry(int rank, int size, const BlockLayout& layout, uint64_t shape);
 
   size_t step_count() { return builder_.schedule().steps.size(); }
   // Every step added so far, for a phase that must follow all of them.

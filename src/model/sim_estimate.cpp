@@ -44,8 +44,12 @@ struct Profile {
   double send_bytes = 0;
   size_t intra_node_sends = 0;
   size_t peak_sends = 0, peak_recvs = 0, peak_window = 0;
-  size_t ready_storage = 0;   // ids the executor's ready-step arrays grow to (ready_steps.hpp)
-  size_t streams = 0;         // peers it receives from, at most peak_recvs at once
+  size_t ready_storage = 0;  // ids the executor's ready-step arrays grow to (ready_steps.hpp)
+  size_t streams = 0;        // peers it receives from, at most peak_recvs at once
+  // Sends and receives of empty marked blocks: no message. Relabelled for
+  // another rank they are other blocks, so a shared schedule with any
+  // counts its ranks' messages only roughly.
+  size_t empty_messages = 0;
   size_t schedule_bytes = 0;  // the schedule and its StepGraph
 };
 
@@ -58,6 +62,12 @@ Profile profile(const sched::Schedule& s, int rank, const sim::SimConfig& config
   const int node = rank / config.ranks_per_node;
   std::set<int> streams;
   for (const sched::Step& step : s.steps) {
+    const sched::Region& region = step.kind == sched::Kind::send ? step.src : step.dst;
+    if ((step.kind == sched::Kind::send || step.kind == sched::Kind::recv) && region.length == 0 &&
+        region.mark != sched::Mark::none) {
+      ++p.empty_messages;  // completed without a message (executor.hpp)
+      continue;
+    }
     if (step.kind == sched::Kind::send) {
       ++p.sends;
       p.send_bytes += static_cast<double>(step.src.length);
@@ -228,12 +238,18 @@ SimEstimate estimate_sim(const SimJob& job, const sim::SimConfig& config, SimSch
     visit(rank, 1);
   for (const int rank : sample.others)
     visit(rank, per_other);
+  // Every shared schedule, with the ranks it stands for, also those the
+  // sample missed (one per shape: some shapes are a few ranks).
+  for (const int rank : schedules.representatives())
+    visit(rank, 0);
   // Shared schedules covering every rank give exact counts; otherwise the
   // sample stands for the ranks it did not see.
   double covered = 0;
   for (const Seen& x : seen)
     if (x.shared) covered += x.weight;
-  e.sampled = covered < n;
+  e.sampled = covered < n || std::any_of(seen.begin(), seen.end(), [](const Seen& x) {
+                return x.shared && x.profile.empty_messages > 0;
+              });
   if (e.sampled) {
     // Mixed: scale the per-rank weights so that all weights add up to n.
     double total = 0;

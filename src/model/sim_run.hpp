@@ -44,6 +44,10 @@ struct SimJob {
   // (sched::Symmetry::rank_layouts): `rank`'s layouts, as its builder sees
   // them. Absent: such schedules are not shared, every rank builds its own.
   std::function<RankLayouts(int rank)> layouts;
+  // For builders whose schedules declare a shape (sched::Symmetry::shape):
+  // `rank`'s, as its builder computes it, without building the schedule.
+  // Absent: such schedules are not shared.
+  std::function<uint64_t(int rank)> shape;
   // Real-bytes mode only: fill a rank's input and output before the run
   // (output matters for in-place collectives), and check its output after.
   // check returns an empty string when the output is right, else the cause.

@@ -61,6 +61,11 @@ std::shared_ptr<const sched::Schedule> SimSchedules::of(int rank) {
       sort_by_layouts(own);
       return own;
     }
+    if (sym.shape != 0) {
+      if (!job_.shape) return own;
+      sort_by_shape(own);
+      return own;
+    }
     check_against_own(*own);
     shared_.push_back(own);
   }
@@ -139,12 +144,70 @@ void SimSchedules::sort_by_layouts(std::shared_ptr<const sched::Schedule> first)
   sorted_ = true;
 }
 
+void SimSchedules::sort_by_shape(std::shared_ptr<const sched::Schedule> first) {
+  layout_of_rank_.assign(static_cast<size_t>(job_.size), -1);
+  std::unordered_map<uint64_t, size_t> by_shape;
+  std::vector<int> checked;
+  auto keep = [&](std::shared_ptr<const sched::Schedule> s) {
+    const size_t at = by_layout_.size();
+    by_shape.emplace(s->symmetry.shape, at);
+    layout_of_rank_[static_cast<size_t>(s->symmetry.built_for)] = static_cast<int>(at);
+    by_layout_.push_back(std::move(s));
+    by_layout_ranks_.push_back(1);
+    checked.push_back(0);
+  };
+  const int first_rank = first->symmetry.built_for;
+  if (job_.shape(first_rank) != first->symmetry.shape) {
+    throw Error(Errc::internal, fmt::format("{}: rank {}'s schedule has another shape than the "
+                                            "job gives it",
+                                            job_.what, first_rank));
+  }
+  keep(std::move(first));
+  for (int rank = 0; rank < job_.size; ++rank) {
+    if (rank == first_rank) continue;
+    const uint64_t shape = job_.shape(rank);
+    if (shape == 0) continue;
+    const auto it = by_shape.find(shape);
+    if (it == by_shape.end()) {
+      // A new shape: the rank's own schedule stands for the ranks of it.
+      if (by_layout_.size() >= kMaxLayouts) continue;
+      auto own = build(rank);
+      const sched::Symmetry& sym = own->symmetry;
+      if (!sym.declared() || sym.shape != shape || sym.built_for != rank || sym.size != job_.size) {
+        throw Error(Errc::internal,
+                    fmt::format("{}: rank {}'s schedule does not declare the shape the job gives "
+                                "it",
+                                job_.what, rank));
+      }
+      keep(std::move(own));
+      continue;
+    }
+    const size_t at = it->second;
+    layout_of_rank_[static_cast<size_t>(rank)] = static_cast<int>(at);
+    ++by_layout_ranks_[at];
+    if (checked[at] < 3) {
+      ++checked[at];
+      check_one(*by_layout_[at], rank);
+    }
+  }
+  sorted_ = true;
+}
+
 size_t SimSchedules::ranks_of(const sched::Schedule& schedule) const {
   for (size_t i = 0; i < by_layout_.size(); ++i)
     if (by_layout_[i].get() == &schedule) return by_layout_ranks_[i];
   for (const auto& s : shared_)
     if (s.get() == &schedule) return static_cast<size_t>(s->symmetry.size / s->symmetry.period);
   return 1;
+}
+
+std::vector<int> SimSchedules::representatives() const {
+  std::vector<int> out;
+  for (const auto& s : shared_)
+    out.push_back(s->symmetry.built_for);
+  for (size_t i = 0; i < by_layout_.size(); ++i)
+    if (by_layout_ranks_[i] > 1) out.push_back(by_layout_[i]->symmetry.built_for);
+  return out;
 }
 
 size_t SimSchedules::shared() const {

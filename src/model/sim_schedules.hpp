@@ -40,6 +40,9 @@ class SimSchedules {
   // How many ranks `schedule` (one of()'s) stands for: 1 for a rank's own.
   size_t ranks_of(const sched::Schedule& schedule) const;
 
+  // The rank each schedule standing for several ranks was built for.
+  std::vector<int> representatives() const;
+
   size_t built() const { return built_; }  // builder calls so far
   size_t shared() const;                   // schedules standing for several ranks
 
@@ -50,8 +53,11 @@ class SimSchedules {
   // Sorts every rank by its layouts (see above), from the first schedule
   // with rank_layouts.
   void sort_by_layouts(std::shared_ptr<const sched::Schedule> first);
+  // The same by shape (Symmetry::shape, SimJob::shape): one schedule per
+  // shape, built for its first rank.
+  void sort_by_shape(std::shared_ptr<const sched::Schedule> first);
 
-  static constexpr size_t kMaxLayouts = 64;
+  static constexpr size_t kMaxLayouts = 64;  // distinct layouts or shapes kept
 
   const SimJob& job_;
   std::vector<std::shared_ptr<const sched::Schedule>> shared_;

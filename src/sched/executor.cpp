@@ -464,21 +464,29 @@ struct alignas(64) Execution::State {
 
   void post(StepId id) {
     const Step& raw = steps[id];
+    const bool send = raw.kind == Kind::send;
+    const Region& region = send ? raw.src : raw.dst;
+    const size_t length = length_of(region);
+    // An empty block of a marked region moves nothing: done without a message
+    // (its peer's step for that block is empty too).
+    if (length == 0 && region.mark != Mark::none) [[unlikely]] {
+      complete(id);
+      return;
+    }
     cells.set(id, StepCells::kInFlight);
     const Tag tag = tag::with_channel(base_tag, raw.channel);
     void* context = ContextRegistry::token(context_index, id);
-    const bool send = raw.kind == Kind::send;
     ++in_flight_count;
     if (!unlimited) ++(send ? sends_in_flight : recvs_in_flight);
     try {
       // A transport without payload is handed no buffer (it reads and
       // writes none; the buffers may be null).
       if (send) {
-        transport->send(peer_of(raw), tag, payload ? read_ptr(region_of(raw.src)) : nullptr,
-                        length_of(raw.src), &State::on_message, context);
+        transport->send(peer_of(raw), tag, payload ? read_ptr(region_of(raw.src)) : nullptr, length,
+                        &State::on_message, context);
       } else {
         transport->recv(peer_of(raw), tag, payload ? write_ptr(region_of(raw.dst)) : nullptr,
-                        length_of(raw.dst), &State::on_message, context);
+                        length, &State::on_message, context);
       }
     } catch (...) {
       // A post that throws left nothing with the transport: it is not in

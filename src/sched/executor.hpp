@@ -28,6 +28,11 @@
 //   transport completes it, so the transport never calls into freed memory;
 //   the user buffers must then stay valid until it does (or the transport
 //   be destroyed first).
+// - A send or receive of a marked region (Mark) that is empty for this rank
+//   completes when posted, without a message: both sides of a block agree
+//   it is empty (bcast scatter_allgather keeps such steps so that ranks of
+//   one shape share a schedule). Within in-flight limits it still waits for
+//   a slot.
 // - A symmetric schedule (Symmetry) built for another rank runs relabelled
 //   for this one, step by step, so many ranks can share one schedule; a
 //   rank it does not cover is an invalid_argument error.

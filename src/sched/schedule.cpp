@@ -142,7 +142,8 @@ std::string relabel_mismatch(const Schedule& shared, int shift, const Schedule& 
       own.symmetry.lengths != shared.symmetry.lengths ||
       own.symmetry.output_offsets != shared.symmetry.output_offsets ||
       own.symmetry.output_lengths != shared.symmetry.output_lengths ||
-      own.symmetry.rank_layouts != shared.symmetry.rank_layouts)
+      own.symmetry.rank_layouts != shared.symmetry.rank_layouts ||
+      own.symmetry.shape != shared.symmetry.shape)
     return "a different symmetry";
   for (StepId id = 0; id < own.steps.size(); ++id) {
     const Step& a = own.steps[id];

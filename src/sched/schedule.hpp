@@ -85,6 +85,11 @@ inline constexpr uint32_t kUnlimited = std::numeric_limits<uint32_t>::max();
 // equal these and its empty blocks lie d blocks further along (mod size)
 // than these: the executor cannot see another rank's layouts, so whoever
 // hands the schedule to another rank checks that (model::SimSchedules).
+//
+// With a nonzero `shape` the schedule stands only for the ranks whose own
+// schedule has the same shape (its builder's summary of what the steps
+// depend on: coll::bcast_shape), under any shift; whoever hands it to
+// another rank checks that the same way.
 struct Symmetry {
   int built_for = -1;  // the rank it was built for; < 0: no symmetry declared
   int size = 0;
@@ -96,6 +101,7 @@ struct Symmetry {
   std::vector<size_t> output_offsets;
   std::vector<size_t> output_lengths;
   bool rank_layouts = false;
+  uint64_t shape = 0;
 
   bool declared() const { return built_for >= 0; }
   // The shift d of `rank` in [0, size), or -1 when `rank` is not in this

@@ -67,6 +67,9 @@ SimJob bcast_job(const JobShape& s, bool release) {
     job.build = [spec, size, root, bytes](int rank) {
       return coll::build_bcast(coll::BcastArgs{rank, size, root, bytes, spec});
     };
+    job.shape = [spec, size, root, bytes](int rank) {
+      return coll::bcast_shape(coll::BcastArgs{rank, size, root, bytes, spec});
+    };
   }
   job.output_bytes = [bytes](int) { return bytes; };
   job.fill = [root](int rank, std::span<std::byte>, std::span<std::byte> out) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "coll/allreduce.hpp"
 #include "coll/alltoall.hpp"
 #include "coll/alltoallv.hpp"
+#include "coll/bcast.hpp"
 #include "coll/plan.hpp"
 #include "coll/reduce_scatter.hpp"
 #include "grove/error.hpp"
@@ -281,6 +283,56 @@ TEST(Symmetry, AnOwnBlockOfTwoLengthsIsRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+// bcast scatter_allgather keeps a step for an empty block (the executor
+// posts nothing for it), so a rank's schedule depends on its place in the
+// binomial tree only (bcast_shape): every rank is the schedule of the first
+// rank of its shape relabelled, with and without empty blocks, for several
+// roots.
+TEST(Symmetry, BcastScatterAllgatherIsRelabelledWithinAShape) {
+  int covered = 0;
+  size_t most_shapes = 0;
+  for (const int size : {2, 3, 4, 5, 7, 8, 12, 16, 23, 32, 37}) {
+    const auto n = static_cast<size_t>(size);
+    // Blocks of one byte with half of them empty, uneven blocks, a last
+    // block shorter than the others, and one block only.
+    for (const size_t bytes : {n / 2 + 1, 3 * n + 1, 10 * n - 3, size_t{1}}) {
+      for (const int root : {0, size / 2, size - 1}) {
+        std::vector<Schedule> own;
+        std::vector<uint64_t> shapes;
+        for (int rank = 0; rank < size; ++rank) {
+          const BcastArgs a{rank, size, root, bytes, parse_algorithm("bcast", "scatter_allgather")};
+          own.push_back(build_bcast(a));
+          shapes.push_back(bcast_shape(a));
+        }
+        std::vector<uint64_t> distinct;
+        for (int rank = 0; rank < size; ++rank) {
+          const Schedule& mine = own[static_cast<size_t>(rank)];
+          const std::string what = std::to_string(bytes) + " bytes, root " + std::to_string(root) +
+                                   ", rank " + std::to_string(rank) + " of " + std::to_string(size);
+          ASSERT_TRUE(mine.symmetry.declared()) << what;
+          ASSERT_NE(mine.symmetry.shape, 0u) << what;
+          EXPECT_EQ(mine.symmetry.shape, shapes[static_cast<size_t>(rank)]) << what;
+          const auto first = std::find(shapes.begin(), shapes.end(), mine.symmetry.shape);
+          const int first_rank = static_cast<int>(first - shapes.begin());
+          if (first_rank == rank) {
+            distinct.push_back(mine.symmetry.shape);
+            continue;
+          }
+          const Schedule& shared = own[static_cast<size_t>(first_rank)];
+          const int shift = shared.symmetry.shift_of(rank);
+          ASSERT_EQ(shift, (rank - first_rank + size) % size) << what;
+          expect_relabelled_equal(shared, shift, mine, what);
+          ++covered;
+        }
+        most_shapes = std::max(most_shapes, distinct.size());
+      }
+    }
+  }
+  // Shapes grow as log2 of the size: at most 13 at 37 ranks.
+  EXPECT_EQ(most_shapes, 13u);
+  EXPECT_GT(covered, 800);
 }
 
 TEST(Symmetry, RingsWithEmptyBlocksDeclareNone) {

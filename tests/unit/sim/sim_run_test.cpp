@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "campaigns/sim_jobs.hpp"
 #include "coll/algorithm.hpp"
 #include "coll/alltoallv.hpp"
+#include "coll/bcast.hpp"
 #include "coll/layout.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
@@ -222,6 +224,73 @@ TEST(SimRun, AlltoallvWithEveryRanksOwnLayoutsBuildsEachScheduleOnce) {
   EXPECT_EQ(shared.stats.messages_sent, static_cast<uint64_t>(n) * (n - 1));
   EXPECT_EQ(shared.per_rank, alone.per_rank);
   EXPECT_TRUE(shared_trace.records == own_trace.records);
+}
+
+// The shapes of bcast scatter_allgather's ranks (coll::bcast_shape) that
+// stand for several ranks: the schedules a run shares.
+size_t shared_bcast_shapes(int size, size_t bytes, int root) {
+  std::map<uint64_t, int> ranks;
+  for (int rank = 0; rank < size; ++rank)
+    ++ranks[coll::bcast_shape(coll::BcastArgs{
+        rank, size, root, bytes, coll::parse_algorithm("bcast", "scatter_allgather")})];
+  size_t out = 0;
+  for (const auto& [shape, count] : ranks)
+    out += shape != 0 && count > 1 ? 1 : 0;
+  return out;
+}
+
+// One schedule per shape, empty blocks kept as steps that post nothing:
+// the very run of every rank's own schedule, trace for trace.
+TEST(SimRun, BcastScatterAllgatherSharedByShapeRunsExactlyLikeEachRanksOwn) {
+  sim::SimConfig config;
+  config.data = sim::DataMode::real;
+  config.jitter = 0.4;
+  config.seed = 3;
+  config.ranks_per_node = 4;
+  config.recv_us = 1;
+  for (const JobShape& shape : {JobShape{"bcast", "scatter_allgather", 37, 50, 0},  // 12 empty
+                                JobShape{"bcast", "scatter_allgather", 23, 1000, 5},
+                                JobShape{"bcast", "scatter_allgather", 64, 3000, 63}}) {
+    const SimJob job = make_sim_job(shape);
+    sim::TraceVector shared_trace, own_trace;
+    SimOptions options;
+    options.per_rank = true;
+    options.trace = &shared_trace;
+    const SimResult shared = run_on_sim(job, config, options);
+    options.trace = &own_trace;
+    const SimResult own = run_on_sim(without_sharing(job), config, options);
+    EXPECT_EQ(shared.schedules_shared, shared_bcast_shapes(shape.size, shape.bytes, shape.root))
+        << job.what;
+    EXPECT_GT(shared.schedules_shared, 2u) << job.what;
+    EXPECT_EQ(own.schedules_shared, 0u) << job.what;
+    EXPECT_EQ(shared.completion, own.completion) << job.what;
+    EXPECT_EQ(shared.per_rank, own.per_rank) << job.what;
+    EXPECT_EQ(shared.stats.messages_sent, own.stats.messages_sent) << job.what;
+    EXPECT_EQ(shared.stats.events, own.stats.events) << job.what;
+    EXPECT_TRUE(shared_trace.records == own_trace.records) << job.what;
+  }
+}
+
+// bcast scatter_allgather at 10,000 ranks and 1 MiB, estimated without
+// running: one schedule per shape (one per rank made it 20 GB, refused).
+// Relabelled, a shape's empty blocks are other ranks' blocks, so its
+// counts are estimates: within 1 % of N (N - 1) messages (each rank but the
+// root receives its part of the scatter, then every block outside its part
+// but the 13 empty ones).
+TEST(SimRun, BcastScatterAllgatherAtTenThousandRanksIsEstimatedFromItsShapes) {
+  constexpr int n = 10000;
+  const SimJob job = make_sim_job({"bcast", "scatter_allgather", n, 1 << 20, 0});
+  sim::SimConfig config;
+  config.data = sim::DataMode::sizes;
+  SimSchedules schedules(job);
+  const SimEstimate e = estimate_sim(job, config, schedules);
+  EXPECT_EQ(schedules.shared(), shared_bcast_shapes(n, 1 << 20, 0));
+  EXPECT_LE(schedules.shared(), 32u);
+  EXPECT_LT(schedules.built(), 4 * 40u);  // a schedule per shape and three checks
+  EXPECT_GT(e.messages, 0.99 * n * (n - 1));
+  EXPECT_LT(e.messages, 1.01 * n * (n - 1));
+  EXPECT_LT(e.memory, 2e9);
+  EXPECT_GT(e.memory, 0);
 }
 
 // alltoallv pairwise at 10,000 ranks and 1 MiB, estimated without running:
