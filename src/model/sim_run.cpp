@@ -1,5 +1,6 @@
 #include "model/sim_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -63,8 +64,32 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
   };
 
   const Tag base_tag = tag::make(1, 0, tag::Topology::none, 0, 0);
-  for (int rank = 0; rank < job.size; ++rank) {
-    std::shared_ptr<const sched::Schedule> schedule = schedules.of(rank);
+  // Executions are made grouped by schedule (each group in rank order):
+  // the executor finds a schedule's StepGraph in a small cache of recent
+  // ones, so ranks taking turns among more shared schedules than it keeps
+  // (bcast scatter_allgather's shapes) would each build a graph of their
+  // own. Making them posts nothing; they start in rank order below.
+  std::vector<std::shared_ptr<const sched::Schedule>> rank_schedules(n);
+  std::vector<int> order(n);
+  {
+    std::vector<const sched::Schedule*> shared;  // group i + 1; a rank's own: group 0
+    std::vector<uint32_t> group(n, 0);
+    for (int rank = 0; rank < job.size; ++rank) {
+      auto& schedule = rank_schedules[static_cast<size_t>(rank)];
+      schedule = schedules.of(rank);
+      order[static_cast<size_t>(rank)] = rank;
+      if (schedules.ranks_of(*schedule) <= 1) continue;
+      auto it = std::find(shared.begin(), shared.end(), schedule.get());
+      if (it == shared.end()) it = shared.insert(shared.end(), schedule.get());
+      group[static_cast<size_t>(rank)] = static_cast<uint32_t>(it - shared.begin()) + 1;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return group[static_cast<size_t>(a)] < group[static_cast<size_t>(b)];
+    });
+  }
+  for (const int rank : order) {
+    std::shared_ptr<const sched::Schedule> schedule =
+        std::move(rank_schedules[static_cast<size_t>(rank)]);
     sched::Buffers buffers;
     buffers.input_length = job.input_bytes ? job.input_bytes(rank) : 0;
     buffers.output_length = job.output_bytes ? job.output_bytes(rank) : 0;
