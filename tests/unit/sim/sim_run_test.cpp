@@ -32,6 +32,33 @@ SimJob without_sharing(SimJob job) {
   return job;
 }
 
+// A job run twice, sharing schedules and with every rank running its own,
+// with per-rank times and traces.
+struct TwoRuns {
+  SimResult shared, own;
+  sim::TraceVector shared_trace, own_trace;
+};
+TwoRuns run_shared_and_own(const SimJob& job, const sim::SimConfig& config) {
+  TwoRuns runs;
+  SimOptions options;
+  options.per_rank = true;
+  options.trace = &runs.shared_trace;
+  runs.shared = run_on_sim(job, config, options);
+  options.trace = &runs.own_trace;
+  runs.own = run_on_sim(without_sharing(job), config, options);
+  return runs;
+}
+
+// The two runs are one: times, messages, events and every message's record.
+void expect_same_run(const TwoRuns& runs, const std::string& what) {
+  EXPECT_EQ(runs.own.schedules_shared, 0u) << what;
+  EXPECT_EQ(runs.shared.completion, runs.own.completion) << what;
+  EXPECT_EQ(runs.shared.per_rank, runs.own.per_rank) << what;
+  EXPECT_EQ(runs.shared.stats.messages_sent, runs.own.stats.messages_sent) << what;
+  EXPECT_EQ(runs.shared.stats.events, runs.own.stats.events) << what;
+  EXPECT_TRUE(runs.shared_trace.records == runs.own_trace.records) << what;
+}
+
 TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
   sim::SimConfig config;
   config.data = sim::DataMode::real;
@@ -63,21 +90,12 @@ TEST(SimRun, SharedSchedulesRunExactlyLikeEachRanksOwn) {
   };
   for (const auto& [shape, shared_count, built_count] : cases) {
     const SimJob job = make_sim_job(shape);
-    sim::TraceVector shared_trace, own_trace;
-    SimOptions options;
-    options.per_rank = true;
-    options.trace = &shared_trace;
-    const SimResult shared = run_on_sim(job, config, options);
-    options.trace = &own_trace;
-    const SimResult own = run_on_sim(without_sharing(job), config, options);
-    EXPECT_EQ(shared.schedules_shared, shared_count) << job.what;
-    EXPECT_EQ(shared.schedules_built, built_count) << job.what;  // three checks per shared one
-    EXPECT_EQ(own.schedules_shared, 0u) << job.what;
-    EXPECT_GE(own.schedules_built, static_cast<size_t>(shape.size)) << job.what;
-    EXPECT_EQ(shared.completion, own.completion) << job.what;
-    EXPECT_EQ(shared.per_rank, own.per_rank) << job.what;
-    EXPECT_EQ(shared.stats.events, own.stats.events) << job.what;
-    EXPECT_TRUE(shared_trace.records == own_trace.records) << job.what;
+    const TwoRuns runs = run_shared_and_own(job, config);
+    EXPECT_EQ(runs.shared.schedules_shared, shared_count) << job.what;
+    // three checks per shared one
+    EXPECT_EQ(runs.shared.schedules_built, built_count) << job.what;
+    EXPECT_GE(runs.own.schedules_built, static_cast<size_t>(shape.size)) << job.what;
+    expect_same_run(runs, job.what);
   }
 }
 
@@ -149,22 +167,14 @@ TEST(SimRun, AlltoallvRanksWhoseEmptyBlocksFallElsewhereRunTheirOwn) {
     EXPECT_EQ(schedules.ranks_of(*schedules.of(rank)), 1u) << rank;
   EXPECT_EQ(schedules.built(), 13u);
   EXPECT_EQ(schedules.shared(), 0u);
-  sim::TraceVector shared_trace, own_trace;
-  SimOptions options;
-  options.per_rank = true;
-  options.trace = &shared_trace;
-  const SimResult shared = run_on_sim(job, config, options);
-  options.trace = &own_trace;
-  const SimResult alone = run_on_sim(without_sharing(job), config, options);
-  EXPECT_EQ(shared.schedules_shared, 0u);
-  EXPECT_EQ(shared.per_rank, alone.per_rank);
-  EXPECT_EQ(shared.stats.events, alone.stats.events);
+  const TwoRuns runs = run_shared_and_own(job, config);
+  EXPECT_EQ(runs.shared.schedules_shared, 0u);
+  expect_same_run(runs, job.what);
   uint64_t messages = 0;  // rank i sends j (i + 2j) mod 3 bytes: none when 0
   for (int i = 0; i < 13; ++i)
     for (int j = 0; j < 13; ++j)
       messages += j != i && (i + 2 * j) % 3 != 0 ? 1 : 0;
-  EXPECT_EQ(shared.stats.messages_sent, messages);
-  EXPECT_TRUE(shared_trace.records == own_trace.records);
+  EXPECT_EQ(runs.shared.stats.messages_sent, messages);
 }
 
 // Every rank's counts its own (rank i sends rank j 1 + (7i + j) mod 70
@@ -214,16 +224,9 @@ TEST(SimRun, AlltoallvWithEveryRanksOwnLayoutsBuildsEachScheduleOnce) {
   EXPECT_EQ(schedules.shared(), 0u);
   sim::SimConfig config;
   config.jitter = 0.2;
-  sim::TraceVector shared_trace, own_trace;
-  SimOptions options;
-  options.per_rank = true;
-  options.trace = &shared_trace;
-  const SimResult shared = run_on_sim(job, config, options);
-  options.trace = &own_trace;
-  const SimResult alone = run_on_sim(without_sharing(job), config, options);
-  EXPECT_EQ(shared.stats.messages_sent, static_cast<uint64_t>(n) * (n - 1));
-  EXPECT_EQ(shared.per_rank, alone.per_rank);
-  EXPECT_TRUE(shared_trace.records == own_trace.records);
+  const TwoRuns runs = run_shared_and_own(job, config);
+  EXPECT_EQ(runs.shared.stats.messages_sent, static_cast<uint64_t>(n) * (n - 1));
+  expect_same_run(runs, job.what);
 }
 
 // The shapes of bcast scatter_allgather's ranks (coll::bcast_shape) that
@@ -252,22 +255,12 @@ TEST(SimRun, BcastScatterAllgatherSharedByShapeRunsExactlyLikeEachRanksOwn) {
                                 JobShape{"bcast", "scatter_allgather", 23, 1000, 5},
                                 JobShape{"bcast", "scatter_allgather", 64, 3000, 63}}) {
     const SimJob job = make_sim_job(shape);
-    sim::TraceVector shared_trace, own_trace;
-    SimOptions options;
-    options.per_rank = true;
-    options.trace = &shared_trace;
-    const SimResult shared = run_on_sim(job, config, options);
-    options.trace = &own_trace;
-    const SimResult own = run_on_sim(without_sharing(job), config, options);
-    EXPECT_EQ(shared.schedules_shared, shared_bcast_shapes(shape.size, shape.bytes, shape.root))
+    const TwoRuns runs = run_shared_and_own(job, config);
+    EXPECT_EQ(runs.shared.schedules_shared,
+              shared_bcast_shapes(shape.size, shape.bytes, shape.root))
         << job.what;
-    EXPECT_GT(shared.schedules_shared, 2u) << job.what;
-    EXPECT_EQ(own.schedules_shared, 0u) << job.what;
-    EXPECT_EQ(shared.completion, own.completion) << job.what;
-    EXPECT_EQ(shared.per_rank, own.per_rank) << job.what;
-    EXPECT_EQ(shared.stats.messages_sent, own.stats.messages_sent) << job.what;
-    EXPECT_EQ(shared.stats.events, own.stats.events) << job.what;
-    EXPECT_TRUE(shared_trace.records == own_trace.records) << job.what;
+    EXPECT_GT(runs.shared.schedules_shared, 2u) << job.what;
+    expect_same_run(runs, job.what);
   }
 }
 

@@ -44,6 +44,19 @@ void expect_same(const PostedRecv& got, const PostedRecv& want, int op) {
   ASSERT_EQ(got.tag, want.tag) << op;
 }
 
+// list() gives exactly `reference`, and so do pops until the queue is empty.
+void expect_lists_then_pops(RecvQueue& queue, std::deque<PostedRecv> reference) {
+  const std::vector<PostedRecv> all = queue.list();
+  ASSERT_EQ(all.size(), reference.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    expect_same(all[i], reference[i], static_cast<int>(i));
+  for (int i = 0; !reference.empty(); ++i) {
+    expect_same(queue.pop(), reference.front(), i);
+    reference.pop_front();
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
 TEST(SimEventQueue, LeavesInTimeThenInsertionOrder) {
   std::mt19937_64 rng(7);
   EventQueue queue;
@@ -172,15 +185,7 @@ TEST(SimRecvQueue, RunsOfEqualStepsPackToACountAndComeBackExactly) {
   ASSERT_TRUE(queue.remove(reference[2500].tag, reference[2500].context, got));
   expect_same(got, reference[2500], 2500);
   reference.erase(reference.begin() + 2500);
-  const std::vector<PostedRecv> all = queue.list();
-  ASSERT_EQ(all.size(), reference.size());
-  for (size_t i = 0; i < all.size(); ++i)
-    expect_same(all[i], reference[i], static_cast<int>(i));
-  for (int i = 0; !reference.empty(); ++i) {
-    expect_same(queue.pop(), reference.front(), i);
-    reference.pop_front();
-  }
-  EXPECT_TRUE(queue.empty());
+  expect_lists_then_pops(queue, reference);
 }
 
 // An allgatherv ring's receives: the step of a repeat, but blocks whose
@@ -203,15 +208,7 @@ TEST(SimRecvQueue, LengthsAFewBytesApartPackToAByteEach) {
   // one, which take a few more.
   EXPECT_GE(queue.packed_bytes(), size_t{kCount - 2});
   EXPECT_LT(queue.packed_bytes(), size_t{kCount + 8});
-  const std::vector<PostedRecv> all = queue.list();
-  ASSERT_EQ(all.size(), reference.size());
-  for (size_t i = 0; i < all.size(); ++i)
-    expect_same(all[i], reference[i], static_cast<int>(i));
-  for (int i = 0; !reference.empty(); ++i) {
-    expect_same(queue.pop(), reference.front(), i);
-    reference.pop_front();
-  }
-  EXPECT_TRUE(queue.empty());
+  expect_lists_then_pops(queue, reference);
 }
 
 // Mostly runs of repeats, broken now and then (another length, context
