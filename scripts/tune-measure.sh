@@ -13,12 +13,15 @@
 #   verify.txt, verified.json  grove tune --verify 3 --exhaustive at N=2: its own run time
 #                            against grove bench --algo all over the same cells, and the choices
 #   bench.tsv                grove bench --algo all (auto with tuned.json) for bcast and scatter
-#   plogp-before-bench.txt, plogp-after-bench.txt  probes just before and after bench.tsv;
-#   modes.txt                whether they agree (the machine's copy speed changes with time);
+#   plogp-before-bench.txt   the probe the report uses, taken just before bench.tsv
+#   calibration-ref-before.tsv, calibration-ref-after.tsv  ping-pongs (8 B, 1 MiB) just before
+#                            and after that probe: the state its table describes
+#   modes.txt                whether the two agree (the machine's speed changes with time);
 #                            if not, the three are taken again (TUNE_TRIES, 3): modes-all-tries.txt
+#   calibration.tsv          the same ping-pongs just before and after every bench cell
 #   report.md                grove tune --report against plogp-before-bench.txt: predicted vs
-#                            measured, within +-20%, regret,
-#                            scatter against Open MPI's rule
+#                            measured with each cell in its own state (and the plain share),
+#                            within +-20%, regret, scatter against Open MPI's rule
 #   explain-*.txt            grove explain --measure at a few cells: predicted beside measured
 #   sim.tsv                  the closed forms against the pLogP simulator with the probe's
 #                            table at N = 4, 8, 16 (where no cluster is at hand)
@@ -36,13 +39,11 @@ run="$grove run -n 2"
 if [ "${TUNE_SMOKE:-0}" = 1 ]; then
   probe_opts="--max-size 64KiB --max-its 3 --release-copies 2"
   reprobe_opts="--max-size 64KiB --max-its 3"
-  mode_bytes=65536
   cell="--cell-time 0.005 --warmup 1 --min-iters 1 --max-iters 3"
   sizes="1,4KiB,64KiB"
 else
   probe_opts=""
   reprobe_opts=""
-  mode_bytes=1048576
   cell="--cell-time 0.1"
   sizes="1:4MiB:4"
 fi
@@ -69,40 +70,38 @@ step "tune --verify 3 --exhaustive at N=2"
 $run "$grove" tune --plogp "$out/plogp.txt" --out "$out/verified.json" --ranks 2 \
   --sizes "$sizes" --verify 3 --exhaustive $cell > "$out/verify.txt" 2>&1
 
-# This machine's copies between two cores run in one of two speeds, and it
-# moves between them within minutes (a 1 MiB message: about 30 us or about
-# 80 us, docs/tuning.md): the model is compared with a measurement only when a
-# probe taken just before and one just after the measurement agree.
-# A measurement whose two probes disagree compares the model with a machine
-# that changed state halfway; it is taken again, up to TUNE_TRIES times (3),
-# and the last one kept (modes.txt says whether it agreed).
-g_at() { awk -v b="$mode_bytes" '$1 == b && NF >= 4 {print $4}' "$1"; }
+# This machine runs everything between its two cores at one of two speeds
+# and moves between them within tens of seconds (a 1 MiB message: about 30
+# us or about 80 us one way, docs/tuning.md). So the model is compared with
+# each cell in the state that cell ran in: the bench times a ping-pong of
+# ranks 0 and 1 (8 B and 1 MiB) just before and after every cell
+# (`--calibrate`), and the same ping-pong around the probe whose table the
+# report uses is the reference (`grove tune --report --calibration`). The
+# probe itself must not straddle a change: its two ping-pongs must agree
+# within 20% at 1 MiB, or it is taken again, up to TUNE_TRIES times (3),
+# the last one kept (modes.txt says whether they agreed).
+calibrate_into() {
+  $run "$grove" bench --coll bcast --algo auto --sizes 1 --cell-time 0.005 --warmup 1 \
+    --min-iters 1 --max-iters 3 --calibrate "$1" > /dev/null
+}
+large_at() { awk -F'\t' 'NR > 1 && $3 == 1048576 {v = $4} END {print v}' "$1"; }
 tries=${TUNE_TRIES:-3}
 try=1
 : > "$out/modes-all-tries.txt"
 while :; do
-  step "probe again, just before the measurement (try $try of $tries)"
+  step "calibrate, probe, calibrate (try $try of $tries)"
+  rm -f "$out/calibration-ref-before.tsv" "$out/calibration-ref-after.tsv"
+  calibrate_into "$out/calibration-ref-before.tsv"
   # shellcheck disable=SC2086
   $run "$grove" probe --out "$out/plogp-before-bench.txt" --release-copies 0 $reprobe_opts \
     > "$out/probe-before-bench.txt" 2>&1
-
-  step "bench --algo all, bcast and scatter, auto with the tuned file"
-  # shellcheck disable=SC2086
-  $run --param tuning_file="$out/tuned.json" "$grove" bench --algo all --coll bcast,scatter \
-    --sizes "$sizes" $cell --tsv "$out/bench.tsv" > "$out/bench.txt" 2>&1
-
-  step "probe again, just after the measurement"
-  # shellcheck disable=SC2086
-  $run "$grove" probe --out "$out/plogp-after-bench.txt" --release-copies 0 $reprobe_opts \
-    > "$out/probe-after-bench.txt" 2>&1
-  # g(m) at mode_bytes in each of the three tables.
+  calibrate_into "$out/calibration-ref-after.tsv"
   {
-    echo "g($mode_bytes B) in us: probe for tune $(g_at "$out/plogp.txt"), just before the bench" \
-      "$(g_at "$out/plogp-before-bench.txt"), just after $(g_at "$out/plogp-after-bench.txt")" \
-      "(try $try of $tries)"
-    echo "$(g_at "$out/plogp-before-bench.txt") $(g_at "$out/plogp-after-bench.txt")" |
+    echo "1 MiB one way, us: before the probe $(large_at "$out/calibration-ref-before.tsv")," \
+      "after it $(large_at "$out/calibration-ref-after.tsv") (try $try of $tries)"
+    echo "$(large_at "$out/calibration-ref-before.tsv") $(large_at "$out/calibration-ref-after.tsv")" |
       awk '{r = ($1 > $2 ? $1 / $2 : $2 / $1);
-            printf "before and after the bench agree within 20%%: %s (ratio %.2f)\n",
+            printf "before and after the probe agree within 20%%: %s (ratio %.2f)\n",
                    (r <= 1.2 ? "yes" : "NO"), r}'
   } > "$out/modes.txt"
   cat "$out/modes.txt" >> "$out/modes-all-tries.txt"
@@ -110,11 +109,20 @@ while :; do
   try=$((try + 1))
 done
 
+step "bench --algo all, bcast and scatter, auto with the tuned file, each cell calibrated"
+rm -f "$out/calibration.tsv"
+# shellcheck disable=SC2086
+$run --param tuning_file="$out/tuned.json" "$grove" bench --algo all --coll bcast,scatter \
+  --sizes "$sizes" $cell --tsv "$out/bench.tsv" --calibrate "$out/calibration.tsv" \
+  > "$out/bench.txt" 2>&1
+
 step "report"
-# Fidelity against the probe taken just before the bench; regret against
-# the tuned file.
+# Fidelity against the probe taken just before the bench, each cell in its
+# own state (and the plain share beside it); regret against the tuned file.
 "$grove" tune --plogp "$out/plogp-before-bench.txt" --report "$out/bench.tsv" \
-  --tuning "$out/tuned.json" > "$out/report.md"
+  --tuning "$out/tuned.json" --calibration "$out/calibration.tsv" \
+  --calibration-ref "$out/calibration-ref-before.tsv" "$out/calibration-ref-after.tsv" \
+  > "$out/report.md"
 
 step "explain --measure"
 for cell_of in "bcast 1" "bcast 64KiB" "bcast 1MiB" "scatter 1KiB" "scatter 256KiB"; do

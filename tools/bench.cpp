@@ -28,7 +28,8 @@ struct BenchArgs {
   int min_iterations = 5;
   int max_iterations = 10000;
   bool cpu_time = false;
-  bench::ModeArgs mode;  // --peers, --compare, --from-tsv, --json, --markdown, --plot
+  std::string calibrate;  // a plain run only: suite/calibration.hpp
+  bench::ModeArgs mode;   // --peers, --compare, --from-tsv, --json, --markdown, --plot
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -53,6 +54,7 @@ int run_bench(const BenchArgs& args) {
   options.min_iterations = args.min_iterations;
   options.max_iterations = args.max_iterations;
   options.cpu_time = args.cpu_time;
+  options.calibration_path = args.calibrate;
   // Bad names are refused before the session starts and anything is printed.
   params::load_process_params();
   bench::check_options(options);
@@ -132,6 +134,9 @@ const RegisterCommand bench_command{{
       sub.add_flag("--cpu-time", args->cpu_time,
                    "Also report each rank's CPU time per call (getrusage) as ALGO/cpu_per_call "
                    "rows, one sample per rank (grove's jobs only with --peers/--background)");
+      sub.add_option("--calibrate", args->calibrate,
+                     "Append a ping-pong of ranks 0 and 1 (8 B and 1 MiB) just before and after "
+                     "each cell to this file: the machine's state per cell (a plain run only)");
       bench::ModeArgs& m = args->mode;
       sub.add_option("--peers", m.peers, "Also run these peers, interleaved: openmpi,mpich,gloo");
       sub.add_option("-n,--ranks", m.ranks, "Ranks per job with --peers");
@@ -156,6 +161,11 @@ const RegisterCommand bench_command{{
       sub.add_option("--markdown", m.markdown, "Write a Markdown table");
       sub.add_option("--plot", m.plot, "Plot time vs size (FILE.svg or FILE.png, gnuplot)");
       return [args] {
+        if (bench::is_orchestration(args->mode) && !args->calibrate.empty()) {
+          throw Error(Errc::usage,
+                      "--calibrate applies to a plain run under a launcher, not to --peers, "
+                      "--compare or --from-tsv");
+        }
         return bench::is_orchestration(args->mode) ? run_orchestration(*args) : run_bench(*args);
       };
     },

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -38,6 +39,8 @@ struct TuneArgs {
   std::vector<std::string> export_args;
   std::vector<std::string> report;
   std::string tuning;
+  std::string calibration;                    // with --report: bench --calibrate's file
+  std::vector<std::string> calibration_refs;  // and the ping-pongs around the probe
   tuning::MeasureOptions measure;
   bool mapping = false;
 };
@@ -69,9 +72,14 @@ int run_tune(const TuneArgs& args) {
   if (!args.report.empty()) {
     if (!args.tuning.empty())
       params::Registry::global().set("tuning_file", args.tuning, params::Source::command_line);
-    fmt::print("{}", tuning::report_markdown(args.report, model));
+    std::optional<tuning::StateCorrection> correction;
+    if (!args.calibration.empty()) correction.emplace(args.calibration, args.calibration_refs);
+    fmt::print("{}",
+               tuning::report_markdown(args.report, model, correction ? &*correction : nullptr));
     return 0;
   }
+  if (!args.calibration.empty() || !args.calibration_refs.empty())
+    throw Error(Errc::usage, "grove tune: --calibration and --calibration-ref go with --report");
   const int modes = !args.out.empty() + !args.export_args.empty();
   if (modes != 1) {
     throw Error(Errc::usage,
@@ -164,6 +172,13 @@ const RegisterCommand tune_command{{
       sub.add_option("--report", a->report, "Bench TSVs: predicted vs measured (docs/tuning.md)")
           ->expected(1, 1000);
       sub.add_option("--tuning", a->tuning, "With --report: the tuning file auto ran with");
+      sub.add_option("--calibration", a->calibration,
+                     "With --report: grove bench --calibrate's file; each cell is compared in "
+                     "the machine's state beside it (docs/tuning.md)");
+      sub.add_option("--calibration-ref", a->calibration_refs,
+                     "With --calibration: calibration files taken around the probe (the "
+                     "reference state)")
+          ->expected(1, 100);
       sub.add_option("--cell-time", a->measure.cell_seconds, "Seconds per measured cell")
           ->capture_default_str();
       sub.add_option("--warmup", a->measure.warmup, "Untimed calls per measured cell")

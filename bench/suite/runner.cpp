@@ -3,13 +3,16 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "suite/calibration.hpp"
 #include "suite/cell_loop.hpp"
 #include "suite/driver.hpp"
+#include "suite/tsv.hpp"
 
 namespace grove::bench {
 namespace {
@@ -227,9 +230,12 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
   std::vector<CellResult> results;
   uint32_t generation = 0;
   size_t done = 0;
+  const bool calibrating = !options.calibration_path.empty();
   for (const Planned& p : plan) {
     std::vector<CellResult> cells;
+    std::map<size_t, double> before;
     try {
+      if (calibrating) before = calibrate(comm);
       cells = run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
     } catch (const Error& e) {
       // A forced algorithm that cannot run this cell (shm for a message too
@@ -244,6 +250,21 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
       continue;
     }
     ++done;
+    if (calibrating) {
+      const std::map<size_t, double> after = calibrate(comm);
+      if (comm.rank() == 0 && !cells.empty()) {
+        const CellResult& c = cells.front();
+        const std::string key = tsv::CellKey{c.collective, c.algorithm, c.ranks, c.bytes,
+                                             std::string(cadence_name(c.cadence))}
+                                    .text();
+        std::vector<CalibrationRow> rows;
+        for (const auto& [bytes, us] : before)
+          rows.push_back({key, "before", bytes, us});
+        for (const auto& [bytes, us] : after)
+          rows.push_back({key, "after", bytes, us});
+        append_calibration(options.calibration_path, rows);
+      }
+    }
     if (comm.rank() == 0) {
       for (CellResult& cell : cells)
         results.push_back(std::move(cell));

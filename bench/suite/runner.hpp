@@ -39,6 +39,9 @@ struct RunOptions {
   // around each call, user + system, every thread) as a row
   // "<algorithm>/cpu_per_call" whose samples are one mean per rank.
   bool cpu_time = false;
+  // Non-empty: a ping-pong between ranks 0 and 1 just before and just after
+  // every cell, appended to this file (suite/calibration.hpp).
+  std::string calibration_path;
 };
 
 struct CellResult {

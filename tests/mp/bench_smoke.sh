@@ -2,7 +2,9 @@
 # A tiny real run of `grove bench` at N=2 (two collectives, two sizes, a few
 # calls) in OSU's loop order, and checks of its raw TSV and summaries: every
 # row carries the span and both ranks' own times, and the summary read back
-# shows the per-rank mean; --cpu-time adds one CPU row per rank and cell.
+# shows the per-rank mean; --cpu-time adds one CPU row per rank and cell;
+# --calibrate writes a ping-pong row per cell, moment and size, and at N = 3
+# too (rank 2 only joins its barrier).
 # Quotes no timing; asserts only shapes and counts.
 #
 #   bench_smoke.sh GROVE
@@ -35,4 +37,25 @@ cpu=$(awk -F'\t' '$3 == "auto/cpu_per_call" && $4 == 2 && $8 + 0 >= 0 && $8 ~ /^
 [ "$cpu" -eq 4 ] || { cat "$dir/cpu.tsv"; fail "expected 4 cpu_per_call rows (2 cells x 2 ranks), got $cpu"; }
 calls=$(awk -F'\t' '$3 == "auto"' "$dir/cpu.tsv" | wc -l)
 [ "$calls" -eq 16 ] || fail "expected 16 timed rows beside the CPU rows, got $calls"
+# --calibrate: per cell, before and after, at 8 B and 1 MiB: 4 rows, each
+# a positive one-way time; the file is appended to, its header written once.
+for n in 2 3; do
+  timeout 120 "$grove" run -n $n --param wait_policy=block "$grove" bench --coll bcast,scatter \
+    --sizes 64 --algo auto --cell-time 0.005 --warmup 1 --min-iters 1 --max-iters 3 \
+    --calibrate "$dir/calibration.tsv" >"$dir/calibrate.txt" 2>&1 ||
+    { cat "$dir/calibrate.txt"; fail "grove bench --calibrate at N=$n exited with $?"; }
+done
+[ "$(grep -c '^cell	moment	bytes	one_way_us$' "$dir/calibration.tsv")" -eq 1 ] || fail "calibration header"
+for n in 2 3; do
+  for cell in bcast scatter; do
+    c=$(awk -F'\t' -v k="$cell/auto/$n/64/isolated" \
+      '$1 == k && ($2 == "before" || $2 == "after") && ($3 == 8 || $3 == 1048576) && $4 + 0 > 0' \
+      "$dir/calibration.tsv" | wc -l)
+    [ "$c" -eq 4 ] || { cat "$dir/calibration.tsv"; fail "expected 4 calibration rows of $cell at N=$n, got $c"; }
+  done
+done
+[ "$(wc -l < "$dir/calibration.tsv")" -eq 17 ] || fail "expected 16 calibration rows and a header"
+"$grove" bench --from-tsv "$dir/run.tsv" --calibrate "$dir/x.tsv" >"$dir/refused.txt" 2>&1 &&
+  fail "--calibrate with --from-tsv was accepted"
+grep -q "calibrate applies to a plain run" "$dir/refused.txt" || { cat "$dir/refused.txt"; fail "no refusal text"; }
 echo "bench smoke ok"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@ constexpr double kFidelityBand = 0.20;
 struct Measured {
   std::string algorithm;  // as benchmarked ("pipeline", "knomial:4", "auto", "shm")
   double median_us = 0;
+  std::string key;  // the cell's key text, as its calibration names it
 };
 
 // (collective, ranks, bytes) -> every algorithm measured there.
@@ -40,7 +42,7 @@ Cells read_cells(const std::vector<std::string>& paths) {
     if (c.key.algorithm.find('/') != std::string::npos) continue;  // side rows
     const stats::Summary s = stats::summarize(c.samples, c.key.text());
     cells[{c.key.collective, c.key.ranks, c.key.bytes}].push_back(
-        {c.key.algorithm, s.median * 1e6});
+        {c.key.algorithm, s.median * 1e6, c.key.text()});
   }
   return cells;
 }
@@ -111,13 +113,27 @@ std::string openmpi_scatter_rule(int n, uint64_t b) {
   return binomial_if(b < 512);
 }
 
-std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model) {
+std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model,
+                            const StateCorrection* correction) {
   const Cells cells = read_cells(tsv_paths);
   std::string out;
   out += fmt::format("Model: {}. Measured: {}.\n\n", model.description, fmt::join(tsv_paths, ", "));
+  if (correction != nullptr) {
+    std::string ref;
+    for (const auto& [bytes, us] : correction->reference())
+      ref += fmt::format("{}{} B {:.3f} us", ref.empty() ? "" : ", ", bytes, us);
+    out += fmt::format(
+        "Each cell's prediction is compared in the machine's state beside the cell: times the "
+        "ratio of the cell's calibration ping-pong (before and after it) to the probe's ({}; "
+        "interpolated in log size between the two; docs/tuning.md). Cells without a "
+        "calibration keep the plain prediction.\n\n",
+        ref);
+  }
 
   // ---- Fidelity, one table per (collective, ranks).
   std::map<std::string, std::pair<int, int>> within;  // per collective: (in band, all)
+  std::map<std::string, int> within_plain;  // per collective: in band without the correction
+  int changed_cells = 0, changed_within = 0, uncalibrated = 0;
   std::map<std::pair<std::string, int>, std::set<std::string>> columns;
   for (const auto& [key, measured] : cells) {
     const auto& [collective, ranks, bytes] = key;
@@ -154,28 +170,61 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
           out += fmt::format(" {:.2f} (-) |", it->median_us);
           continue;
         }
-        const double ratio = predicted / it->median_us;
+        const double plain = predicted / it->median_us;
+        double ratio = plain;
+        if (correction != nullptr) {
+          const std::optional<double> f = correction->factor(it->key, bytes);
+          if (f) {
+            ratio = plain * *f;
+            if (correction->state(it->key)->changed) {
+              ++changed_cells;
+              changed_within += std::abs(ratio - 1) <= kFidelityBand;
+            }
+          } else {
+            ++uncalibrated;
+          }
+        }
         auto& [in, all] = within[c];
         ++all;
         in += std::abs(ratio - 1) <= kFidelityBand;
+        within_plain[c] += std::abs(plain - 1) <= kFidelityBand;
         out += fmt::format(" {:.2f} ({}) |", it->median_us, ratio_text(ratio));
       }
       out += "\n";
     }
     out += "\n";
   }
-  int in_all = 0, all = 0;
-  out +=
-      "### Fidelity: cells within +-20% of the measured median\n\n| collective | within | cells | "
-      "share |\n|---|---|---|---|\n";
+  int in_all = 0, all = 0, plain_all = 0;
+  const auto share = [](int in, int of) { return of ? 100.0 * in / of : 0.0; };
+  out += "### Fidelity: cells within +-20% of the measured median\n\n";
+  if (correction == nullptr) {
+    out += "| collective | within | cells | share |\n|---|---|---|---|\n";
+  } else {
+    out +=
+        "| collective | within, in the cell's state | cells | share | within, plain prediction "
+        "| share |\n|---|---|---|---|---|---|\n";
+  }
   for (const auto& [c, counts] : within) {
     in_all += counts.first;
     all += counts.second;
-    out += fmt::format("| {} | {} | {} | {:.0f}% |\n", c, counts.first, counts.second,
-                       counts.second ? 100.0 * counts.first / counts.second : 0);
+    plain_all += within_plain[c];
+    out += fmt::format("| {} | {} | {} | {:.0f}% |", c, counts.first, counts.second,
+                       share(counts.first, counts.second));
+    if (correction != nullptr)
+      out += fmt::format(" {} | {:.0f}% |", within_plain[c], share(within_plain[c], counts.second));
+    out += "\n";
   }
-  out +=
-      fmt::format("| all | {} | {} | {:.0f}% |\n\n", in_all, all, all ? 100.0 * in_all / all : 0);
+  out += fmt::format("| all | {} | {} | {:.0f}% |", in_all, all, share(in_all, all));
+  if (correction != nullptr)
+    out += fmt::format(" {} | {:.0f}% |", plain_all, share(plain_all, all));
+  out += "\n\n";
+  if (correction != nullptr) {
+    out += fmt::format(
+        "Cells whose ping-pongs before and after differ by more than 20% at the large size (the "
+        "machine changed state while the cell ran): {}, of which {} within the band; cells "
+        "without a calibration: {}.\n\n",
+        changed_cells, changed_within, uncalibrated);
+  }
 
   // ---- Regret.
   Regret tuned, ranking;

@@ -17,11 +17,15 @@
 #include <vector>
 
 #include "tuning/model_source.hpp"
+#include "tuning/state_correction.hpp"
 
 namespace grove::tuning {
 
-// Throws grove::Error naming a TSV that cannot be read.
-std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model);
+// Throws grove::Error naming a TSV that cannot be read. With `correction`,
+// fidelity compares each calibrated cell in the machine's state beside it
+// (tuning/state_correction.hpp) and also gives the plain share.
+std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model,
+                            const StateCorrection* correction = nullptr);
 
 // Open MPI 4.1's fixed scatter decision (coll/tuned, by communicator size
 // and block bytes), as grove's algorithm: "flat" (basic_linear and

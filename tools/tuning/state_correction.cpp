@@ -1,0 +1,94 @@
+#include "tuning/state_correction.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "suite/calibration.hpp"
+
+namespace grove::tuning {
+namespace {
+
+constexpr double kChangedRatio = 1.2;
+
+struct LogMean {
+  double sum = 0;
+  int n = 0;
+  void add(double v) {
+    sum += std::log(v);
+    ++n;
+  }
+  double value() const { return std::exp(sum / n); }
+};
+
+}  // namespace
+
+StateCorrection::StateCorrection(const std::string& cells_path,
+                                 const std::vector<std::string>& reference_paths) {
+  if (reference_paths.empty()) {
+    throw Error(Errc::usage,
+                "--calibration needs --calibration-ref: the calibrations taken around the probe");
+  }
+  std::map<size_t, LogMean> reference;
+  for (const std::string& path : reference_paths)
+    for (const bench::CalibrationRow& r : bench::read_calibration(path))
+      reference[r.bytes].add(r.one_way_us);
+  for (const auto& [bytes, mean] : reference)
+    reference_[bytes] = mean.value();
+
+  // A cell's later rows replace its earlier ones (a file appended to by
+  // several runs describes the last run of each cell).
+  std::map<std::string, std::map<std::string, std::map<size_t, double>>> rows;
+  for (const bench::CalibrationRow& r : bench::read_calibration(cells_path))
+    rows[r.cell][r.moment][r.bytes] = r.one_way_us;
+  for (const auto& [cell, moments] : rows) {
+    CellState state;
+    std::map<size_t, LogMean> sizes;
+    for (const auto& [moment, values] : moments)
+      for (const auto& [bytes, us] : values)
+        sizes[bytes].add(us);
+    for (const auto& [bytes, mean] : sizes) {
+      if (!reference_.contains(bytes)) {
+        throw Error(Errc::usage,
+                    fmt::format("calibration of cell {} in '{}' has {} B, the reference has no "
+                                "ping-pong of that size",
+                                cell, cells_path, bytes));
+      }
+      state.one_way_us[bytes] = mean.value();
+    }
+    const auto before = moments.find("before"), after = moments.find("after");
+    if (before != moments.end() && after != moments.end() && !state.one_way_us.empty()) {
+      const size_t largest = state.one_way_us.rbegin()->first;
+      const auto b = before->second.find(largest), a = after->second.find(largest);
+      if (b != before->second.end() && a != after->second.end()) {
+        const double r = b->second / a->second;
+        state.changed = r > kChangedRatio || r < 1 / kChangedRatio;
+      }
+    }
+    cells_[cell] = std::move(state);
+  }
+}
+
+const CellState* StateCorrection::state(const std::string& cell) const {
+  const auto it = cells_.find(cell);
+  return it == cells_.end() ? nullptr : &it->second;
+}
+
+std::optional<double> StateCorrection::factor(const std::string& cell, uint64_t bytes) const {
+  const CellState* s = state(cell);
+  if (s == nullptr || s->one_way_us.empty()) return std::nullopt;
+  const auto& [small, small_us] = *s->one_way_us.begin();
+  const auto& [large, large_us] = *s->one_way_us.rbegin();
+  const double log_small = std::log(small_us / reference_.at(small));
+  const double log_large = std::log(large_us / reference_.at(large));
+  if (large == small) return std::exp(log_small);
+  const double m = static_cast<double>(std::max<uint64_t>(bytes, 1));
+  const double t = std::clamp(std::log(m / static_cast<double>(small)) /
+                                  std::log(static_cast<double>(large) / static_cast<double>(small)),
+                              0.0, 1.0);
+  return std::exp((1 - t) * log_small + t * log_large);
+}
+
+}  // namespace grove::tuning
