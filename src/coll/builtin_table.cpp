@@ -30,6 +30,8 @@ constexpr std::string_view kBuiltinTable = R"json({
     {"min_hosts": 2, "min_ranks_per_node": 2, "algorithm": "hier", "note": "per host on shared memory, then among one leader per host"},
     {"min_hosts": 2, "min_ranks": 3, "min_bytes": "512KiB", "algorithm": "pipeline:seg=16384",
      "note": "across hosts every copy crosses a NIC: a pipelined chain sends about one copy per link (scatter_allgather 2(P-1)/P from the root); 16 KiB segments measured at 1.02x the wire bound at 8 hosts and 100 Mbit/s, 32 KiB at 2.2x (docs/cluster.md)"},
+    {"min_hosts": 2, "min_ranks": 3, "min_bytes": 12288, "algorithm": "scatter_allgather",
+     "note": "across hosts from MPICH's long-message threshold at any rank count: binomial's root sends the whole message log2 P times (hier4x2: the leaders of 4 hosts at 64 KiB, docs/cluster.md)"},
     {"max_ranks": 7, "algorithm": "binomial", "note": "MPICH: binomial below 8 ranks"},
     {"max_bytes": 12287, "algorithm": "binomial", "note": "MPICH: binomial below 12 KiB"},
     {"algorithm": "scatter_allgather", "note": "MPICH: scatter + ring allgather for long messages"}
@@ -53,6 +55,8 @@ constexpr std::string_view kBuiltinTable = R"json({
     {"algorithm": "ring", "note": "MPICH: ring for long messages"}
   ],
   "allgatherv": [
+    {"min_hosts": 2, "max_ranks": 8, "algorithm": "ring",
+     "note": "across hosts, up to 8 ranks: P-1 steps of one run each on every link, against gather_bcast's root sending the whole result log2 P times (hier4x2: the leaders of 4 hosts at 8 KiB per rank, docs/cluster.md)"},
     {"max_total": 81919, "algorithm": "gather_bcast",
      "note": "two tree depths of rounds instead of N-1 below MPICH's Bruck threshold"},
     {"algorithm": "ring", "note": "bandwidth optimal"}

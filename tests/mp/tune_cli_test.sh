@@ -63,7 +63,7 @@ cli)
   expect 0 "why: forced by the parameter bcast_algorithm=chain" \
     "$grove" explain bcast -n 3 --size 1MiB --tuning t.json --param bcast_algorithm=chain
   # Without a tuning file: the built-in row.
-  expect 0 "why: built-in row 4 \\(max_ranks 7\\): MPICH: binomial below 8 ranks" \
+  expect 0 "why: built-in row 5 \\(max_ranks 7\\): MPICH: binomial below 8 ranks" \
     "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt --param shm_cma_min_bytes=0
   expect 0 "why: built-in row 1 \\(every call\\)" "$grove" explain bcast -n 3 --size 1MiB --plogp p.txt
   grep -q "^choice: shm$" out.txt || fail "explain: shm is not the built-in choice at 1 MiB"

@@ -335,6 +335,39 @@ TEST(Select, LargeBcastAcrossHostsRunsThePipelinedChain) {
   EXPECT_EQ(choose(f, "auto", false).spec.name, "pipeline");
 }
 
+TEST(Select, LeadersAcrossHostsTakeTheBandwidthRows) {
+  // The leaders of a hierarchical call: one rank per host. bcast from 12 KiB
+  // at 3..7 ranks: scatter_allgather (one host keeps MPICH's binomial).
+  CallFacts f = bcast_facts(4, 64 << 10);
+  f.hosts = 4;
+  f.ranks_per_node = 1;
+  Choice c = choose(f, "auto", false);
+  EXPECT_EQ(c.spec.name, "scatter_allgather");
+  EXPECT_EQ(c.reason, "built-in row 4 (min_ranks 3, min_bytes 12288, min_hosts 2)") << c.reason;
+  f.bytes = 12287;
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "binomial");
+  f = bcast_facts(4, 64 << 10);
+  EXPECT_EQ(choose(f, "auto", false).spec.name, "binomial");
+  // allgatherv up to 8 ranks across hosts: ring, whatever the total;
+  // 9 ranks, or one host, keep gather_bcast below 80 KiB in all.
+  CallFacts g;
+  g.collective = Collective::allgatherv;
+  g.ranks = 4;
+  g.bytes = 16 << 10;
+  g.total = 64 << 10;
+  g.hosts = 4;
+  g.ranks_per_node = 1;
+  c = choose(g, "auto", false);
+  EXPECT_EQ(c.spec.name, "ring");
+  EXPECT_EQ(c.reason, "built-in row 1 (max_ranks 8, min_hosts 2)") << c.reason;
+  g.ranks = 9;
+  g.hosts = 9;
+  EXPECT_EQ(choose(g, "auto", false).spec.name, "gather_bcast");
+  g.ranks = 4;
+  g.hosts = 1;
+  EXPECT_EQ(choose(g, "auto", false).spec.name, "gather_bcast");
+}
+
 TEST(Select, ShowListsTheRowsInPrecedenceOrder) {
   params::ScopedSet forced("scatter_algorithm", "chain");
   const std::string shown = describe_rows(Collective::scatter, 16);
