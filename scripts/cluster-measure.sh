@@ -25,7 +25,7 @@
 #               mpi_yield_when_idle 1)
 #   hier4x2     4 hosts x 2 ranks, 1 Gbit/s: hier against every flat
 #               algorithm for barrier, bcast, reduce, allreduce, allgather
-#   fence16     16 hosts x 1, 1 Gbit/s: the fence with 1 MiB per rank, release
+#   fence16     16 hosts x 1, FENCE16_RATE (1000mbit): the fence with 1 MiB per rank, release
 #               radix 4 against the routing tree (radix 64, flat at 16 ranks),
 #               beside `grove fence compare` with alpha, c, B fitted on the
 #               same cluster from flat releases (the routing tree at 4, 8, 16
@@ -250,12 +250,16 @@ run_hier4x2() {
 }
 
 run_fence16() {
-  step "fence16: 16 hosts x 1, 1 Gbit/s, fence of $fence_blob B per rank"
-  up 16 1000mbit
+  # FENCE16_RATE=100mbit makes the links, not the 2 cores, the bound (a
+  # flat 16 MiB release is ~21 s a call there: FENCE16_CELL bounds the calls).
+  local rate=${FENCE16_RATE:-1000mbit} fence_cell=${FENCE16_CELL:-$cell}
+  step "fence16: 16 hosts x 1, $rate, fence of $fence_blob B per rank"
+  up 16 "$rate"
   local algo n
   for algo in routing release:4; do
-    grove_job 16 1 900 "fence16-${algo/:/}" --coll fence --algo "$algo" \
-      --sizes "$fence_tiny,$fence_small,$fence_blob" $cell
+    # shellcheck disable=SC2086
+    grove_job 16 1 1800 "fence16-${algo/:/}" --coll fence --algo "$algo" \
+      --sizes "$fence_tiny,$fence_small,$fence_blob" $fence_cell
   done
   # Flat releases at fewer hosts (radix 64 is one level up to 64 ranks):
   # their coverage against N gives alpha and c, the two payloads at 16 give B.
@@ -394,7 +398,7 @@ summarize() {
     fi
     if [[ " $steps " == *" fence16 "* ]]; then
       echo
-      echo "## fence, 16 hosts x 1, 1 Gbit/s: release radix 4 against the routing tree (radix 64)"
+      echo "## fence, 16 hosts x 1, ${FENCE16_RATE:-1000mbit}: release radix 4 against the routing tree (radix 64)"
       echo
       echo "Fits (fence16-fit.txt: source alpha_us c_us B_Gbit/s; flat = the routing tree's releases"
       echo "at N = 4, 8, 16 and two payloads, probe = grove probe between hosts 0 and 1):"
