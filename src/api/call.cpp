@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "coll/registry.hpp"
+#include "coll/shm/cma.hpp"
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
@@ -19,14 +20,17 @@ std::string shm_refusal(const Call& call) {
     return "the communicator has no shared-memory segment (its ranks span hosts, "
            "shm_collectives is off, or the segment could not be made)";
   }
-  if (!group->fits(call.shm_slot_bytes, call.shm_message_bytes, call.has_shm_single_copy)) {
+  const coll::Collective collective = call.facts().collective;
+  if (!group->fits(collective, call.shm_slot_bytes, call.shm_message_bytes,
+                   call.has_shm_single_copy)) {
     return fmt::format(
         "{} B to a slot and a {} B message exceed shm_slot_bytes {} or "
         "shm_max_bytes, and the single-copy path {}",
         call.shm_slot_bytes, call.shm_message_bytes, group->slot_bytes(),
         !call.has_shm_single_copy ? "has no form of this collective"
-        : !group->single_copy()   ? "is off on this segment (CMA did not work at set-up)"
-                                  : "starts at shm_cma_min_bytes (0: never)");
+        : !group->single_copy()
+            ? "is off on this segment (CMA did not work at set-up)"
+            : fmt::format("starts at {} (0: never)", shm::cma_param_name(collective)));
   }
   return {};
 }
@@ -59,8 +63,8 @@ void resolve(const Call& call, CallPlan& plan) {
     // Selection chose shm only where shm_refusal found none: the route is
     // slots or single copy.
     if (plan.blocking == CallPlan::Blocking::shm) {
-      plan.shm_route = call.state().shm->route(call.shm_slot_bytes, call.shm_message_bytes,
-                                               call.has_shm_single_copy);
+      plan.shm_route = call.state().shm->route(facts.collective, call.shm_slot_bytes,
+                                               call.shm_message_bytes, call.has_shm_single_copy);
     }
   } catch (const Error& e) {
     plan.blocking_error = e.what();

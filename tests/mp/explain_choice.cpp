@@ -112,10 +112,11 @@ int main() {
         {"allreduce", 1024, tuning_param.c_str()},
         {"allreduce", 1 << 20, "shm_max_bytes=1"},
         // The single-copy path (on for this job's segment): from
-        // shm_cma_min_bytes, past shm_max_bytes; off by the parameter.
+        // shm_cma_min_bytes (shm_cma_min_block_bytes for blocks), past
+        // shm_max_bytes; off by the parameter.
         {"alltoall", 1 << 20, ""},
         {"gather", 65536, "shm_max_bytes=1"},
-        {"alltoall", 1 << 20, "shm_cma_min_bytes=0"},
+        {"alltoall", 1 << 20, "shm_cma_min_block_bytes=0"},
         {"bcast", 1 << 20, "shm_cma_min_bytes=0"},
         {"allreduce", 1 << 20, ""},
         {"barrier", 0, ""},

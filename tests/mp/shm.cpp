@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "api/comm_state.hpp"
+#include "coll/shm/cma.hpp"
 #include "coll/shm/group.hpp"
 #include "colls_common.hpp"
 #include "core/params.hpp"
@@ -56,10 +57,10 @@ struct Driver {
   size_t max_bytes() const { return 256 * 1024; }  // shm_max_bytes set by main
   size_t slot() const { return 256 * 1024; }       // shm_slot_bytes set by main
   // The single-copy path's threshold when the segment has the path, else 0.
-  size_t cma_from() const {
+  size_t cma_from(grove::coll::Collective collective) const {
     const grove::shm::Group* group = comm.state().shm.get();
     if (group == nullptr || !group->single_copy()) return 0;
-    return static_cast<size_t>(grove::params::Registry::global().get("shm_cma_min_bytes").as_int);
+    return grove::shm::cma_min_bytes(collective);
   }
 
   // Runs `body` and checks it made `expected` shared-memory calls (0: took
@@ -85,8 +86,9 @@ struct Driver {
   // Shared-memory calls of a collective with a single-copy form: two on that
   // path ("published", "consumed"), one through the slots, none on the
   // schedule path (Group::route).
-  uint64_t calls_for(size_t slot_need, size_t block) const {
-    if (cma_from() > 0 && block >= cma_from()) return 2;
+  uint64_t calls_for(grove::coll::Collective collective, size_t slot_need, size_t block) const {
+    const size_t from = cma_from(collective);
+    if (from > 0 && block >= from) return 2;
     return fits(slot_need, block) ? 1 : 0;
   }
 
@@ -97,7 +99,8 @@ struct Driver {
         std::vector<std::byte> buffer =
             rank() == root ? pattern_bytes(root, bytes, s) : std::vector<std::byte>(bytes);
         const std::string what = fmt::format("bcast root {} {} B", root, bytes);
-        expect_calls(what, calls_for(bytes, bytes), [&] { comm.bcast(std::span(buffer), root); });
+        expect_calls(what, calls_for(grove::coll::Collective::bcast, bytes, bytes),
+                     [&] { comm.bcast(std::span(buffer), root); });
         expect_bytes(what, rank(), buffer, pattern_bytes(root, bytes, s));
       }
     }
@@ -111,14 +114,16 @@ struct Driver {
         if (rank() == root) send = pattern_bytes(root, block * n(), s);
         std::vector<std::byte> recv(block, std::byte{0xEE});
         std::string what = fmt::format("scatter root {} {} B", root, block);
-        expect_calls(what, calls_for(block * n(), block), [&] { comm.scatter(send, recv, root); });
+        expect_calls(what, calls_for(grove::coll::Collective::scatter, block * n(), block),
+                     [&] { comm.scatter(send, recv, root); });
         expect_bytes(what, rank(), recv,
                      pattern_bytes(root, block, s, block * static_cast<size_t>(rank())));
 
         const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
         std::vector<std::byte> all(rank() == root ? block * n() : 0, std::byte{0xEE});
         what = fmt::format("gather root {} {} B", root, block);
-        expect_calls(what, calls_for(block, block), [&] { comm.gather(mine, all, root); });
+        expect_calls(what, calls_for(grove::coll::Collective::gather, block, block),
+                     [&] { comm.gather(mine, all, root); });
         if (rank() == root) {
           for (int r = 0; r < size(); ++r) {
             expect_bytes(what, rank(), all.data() + static_cast<size_t>(r) * block,
@@ -136,7 +141,7 @@ struct Driver {
         const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
         std::vector<std::byte> all(block * n(), std::byte{0xEE});
         std::string what = fmt::format("allgather {} B{}", block, in_place ? " in place" : "");
-        expect_calls(what, calls_for(block, block), [&] {
+        expect_calls(what, calls_for(grove::coll::Collective::allgather, block, block), [&] {
           if (in_place) {
             std::copy(mine.begin(), mine.end(), all.begin() + static_cast<long>(block) * rank());
             comm.allgather(std::span(all));
@@ -153,7 +158,7 @@ struct Driver {
         std::vector<std::byte> send = pattern_bytes(rank(), block * n(), s);
         std::vector<std::byte> recv(block * n(), std::byte{0xEE});
         what = fmt::format("alltoall {} B{}", block, in_place ? " in place" : "");
-        expect_calls(what, calls_for(block * n(), block), [&] {
+        expect_calls(what, calls_for(grove::coll::Collective::alltoall, block * n(), block), [&] {
           if (in_place) {
             recv = send;
             comm.alltoall(std::span(recv));
@@ -174,7 +179,8 @@ struct Driver {
   // three on the single-copy path (operands, chunks, consumed); none on the
   // schedule path.
   uint64_t reduction_calls(size_t bytes) const {
-    if (cma_from() > 0 && bytes >= cma_from()) return 3;
+    const size_t from = cma_from(grove::coll::Collective::reduce);
+    if (from > 0 && bytes >= from) return 3;
     if (!fits(bytes, bytes)) return 0;
     return bytes >= 4096 ? 2 : 1;
   }

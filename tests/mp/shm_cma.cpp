@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -47,6 +48,7 @@
 #include <thread>
 
 #include "api/comm_state.hpp"
+#include "coll/shm/cma.hpp"
 #include "coll/shm/group.hpp"
 #include "colls_common.hpp"
 #include "core/params.hpp"
@@ -80,8 +82,8 @@ struct Driver {
 
   // Shared-memory calls a call of blocks of `block` makes that writes
   // `slot_need` bytes on the slot path (Group::route).
-  uint64_t calls_for(size_t slot_need, size_t block) const {
-    const size_t cma = param_bytes("shm_cma_min_bytes");
+  uint64_t calls_for(grove::coll::Collective collective, size_t slot_need, size_t block) const {
+    const size_t cma = grove::shm::cma_min_bytes(collective);
     if (single_copy() && cma > 0 && block >= cma) return 2;
     const bool fits =
         block <= param_bytes("shm_max_bytes") && slot_need <= comm.state().shm->slot_bytes();
@@ -100,10 +102,18 @@ struct Driver {
     ++cases;
   }
 
+  // Both sides of both thresholds (shm_cma_min_bytes for messages and
+  // vectors, shm_cma_min_block_bytes for blocks), and 1 MiB.
   std::vector<size_t> sizes() const {
-    const size_t cma = param_bytes("shm_cma_min_bytes");
-    const size_t edge = cma > 0 ? cma : 65536;
-    return {edge - 1, edge, edge + 1, size_t{1} << 20};
+    std::vector<size_t> out{size_t{1} << 20};
+    for (const char* name : {"shm_cma_min_bytes", "shm_cma_min_block_bytes"}) {
+      const size_t cma = param_bytes(name);
+      const size_t edge = cma > 0 ? cma : 65536;
+      out.insert(out.end(), {edge - 1, edge, edge + 1});
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
   void bcast(size_t bytes) {
@@ -112,7 +122,8 @@ struct Driver {
       std::vector<std::byte> buffer =
           rank() == root ? pattern_bytes(root, bytes, s) : std::vector<std::byte>(bytes);
       const std::string what = fmt::format("bcast root {} {} B", root, bytes);
-      expect_calls(what, calls_for(bytes, bytes), [&] { comm.bcast(std::span(buffer), root); });
+      expect_calls(what, calls_for(grove::coll::Collective::bcast, bytes, bytes),
+                   [&] { comm.bcast(std::span(buffer), root); });
       expect_bytes(what, rank(), buffer, pattern_bytes(root, bytes, s));
     }
   }
@@ -124,14 +135,16 @@ struct Driver {
       if (rank() == root) send = pattern_bytes(root, block * n(), s);
       std::vector<std::byte> recv(block, std::byte{0xEE});
       std::string what = fmt::format("scatter root {} {} B", root, block);
-      expect_calls(what, calls_for(block * n(), block), [&] { comm.scatter(send, recv, root); });
+      expect_calls(what, calls_for(grove::coll::Collective::scatter, block * n(), block),
+                   [&] { comm.scatter(send, recv, root); });
       expect_bytes(what, rank(), recv,
                    pattern_bytes(root, block, s, block * static_cast<size_t>(rank())));
 
       const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
       std::vector<std::byte> all(rank() == root ? block * n() : 0, std::byte{0xEE});
       what = fmt::format("gather root {} {} B", root, block);
-      expect_calls(what, calls_for(block, block), [&] { comm.gather(mine, all, root); });
+      expect_calls(what, calls_for(grove::coll::Collective::gather, block, block),
+                   [&] { comm.gather(mine, all, root); });
       if (rank() == root) {
         for (int r = 0; r < size(); ++r) {
           expect_bytes(what, rank(), all.data() + static_cast<size_t>(r) * block,
@@ -147,7 +160,7 @@ struct Driver {
       const std::vector<std::byte> mine = pattern_bytes(rank(), block, s);
       std::vector<std::byte> all(block * n(), std::byte{0xEE});
       std::string what = fmt::format("allgather {} B{}", block, in_place ? " in place" : "");
-      expect_calls(what, calls_for(block, block), [&] {
+      expect_calls(what, calls_for(grove::coll::Collective::allgather, block, block), [&] {
         if (in_place) {
           std::copy(mine.begin(), mine.end(), all.begin() + static_cast<long>(block) * rank());
           comm.allgather(std::span(all));
@@ -164,7 +177,7 @@ struct Driver {
       std::vector<std::byte> send = pattern_bytes(rank(), block * n(), s);
       std::vector<std::byte> recv(block * n(), std::byte{0xEE});
       what = fmt::format("alltoall {} B{}", block, in_place ? " in place" : "");
-      expect_calls(what, calls_for(block * n(), block), [&] {
+      expect_calls(what, calls_for(grove::coll::Collective::alltoall, block * n(), block), [&] {
         if (in_place) {
           recv = send;
           comm.alltoall(std::span(recv));
@@ -183,7 +196,7 @@ struct Driver {
   // single-copy path, two or one through the slots (the two-phase split at
   // shm_split_reduction_bytes, 4 KiB), none on the schedule path.
   uint64_t reduction_calls(size_t bytes) const {
-    const uint64_t calls = calls_for(bytes, bytes);
+    const uint64_t calls = calls_for(grove::coll::Collective::reduce, bytes, bytes);
     if (calls == 2) return 3;
     return calls == 1 && bytes >= 4096 ? 2 : calls;
   }
@@ -261,6 +274,7 @@ struct Driver {
     // Fewer elements than members: some members' chunks are empty.
     {
       grove::params::ScopedSet low("shm_cma_min_bytes", "8");
+      grove::params::ScopedSet low_block("shm_cma_min_block_bytes", "8");
       reductions(16);
     }
     back_to_back();

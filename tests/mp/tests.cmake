@@ -239,9 +239,10 @@ add_test(NAME coll.shm.departed
                  -- ${GROVE_TOOL} run -n 3 --on-failure=notify --param wait_policy=block
                     $<TARGET_FILE:mp_shm> departed)
 set_tests_properties(coll.shm.mismatch coll.shm.timeout coll.shm.departed PROPERTIES TIMEOUT 60)
-# The slot path alone (shm_cma_min_bytes=0: no single-copy calls).
+# The slot path alone (both thresholds 0: no single-copy calls).
 add_test(NAME coll.shm.slots_only.n3
          COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param shm_cma_min_bytes=0
+                 --param shm_cma_min_block_bytes=0
                  $<TARGET_FILE:mp_shm>)
 set_tests_properties(coll.shm.slots_only.n3 PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "shm ok: 3 ranks"
@@ -261,6 +262,7 @@ foreach(n 2 3 4)
 endforeach()
 add_test(NAME coll.shm_cma.slots.n3
          COMMAND ${GROVE_TOOL} run -n 3 --param wait_policy=block --param shm_cma_min_bytes=0
+                 --param shm_cma_min_block_bytes=0
                  ${MP_SHM_CMA} slots)
 set_tests_properties(coll.shm_cma.slots.n3 PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "shm_cma ok: 3 ranks"

@@ -18,6 +18,7 @@
 #include "coll/reduce_scatter.hpp"
 #include "coll/registry.hpp"
 #include "coll/scatter.hpp"
+#include "coll/shm/cma.hpp"
 #include "coll/shm/group.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
@@ -159,8 +160,9 @@ std::string shm_refusal(const ExplainCall& call, const JobContext& job) {
   }
   const auto& registry = params::Registry::global();
   const auto max_bytes = static_cast<uint64_t>(registry.get("shm_max_bytes").as_int);
-  const auto cma_from = static_cast<uint64_t>(registry.get("shm_cma_min_bytes").as_int);
-  // Group::route: single copy from shm_cma_min_bytes, else the slots.
+  const coll::Collective collective = call_facts(call).collective;
+  const uint64_t cma_from = shm::cma_min_bytes(collective);
+  // Group::route: single copy from the collective's threshold, else the slots.
   if (need->single_copy && job.single_copy && cma_from > 0 && need->message >= cma_from) return {};
   if (need->slot > job.slot_bytes || need->message > max_bytes) {
     return fmt::format(
@@ -168,8 +170,9 @@ std::string shm_refusal(const ExplainCall& call, const JobContext& job) {
         "single-copy path {}",
         need->slot, need->message, job.slot_bytes, max_bytes,
         !need->single_copy ? "has no form of this collective"
-        : !job.single_copy ? "is off on this segment (CMA did not work at set-up)"
-                           : fmt::format("starts at shm_cma_min_bytes {} (0: never)", cma_from));
+        : !job.single_copy
+            ? "is off on this segment (CMA did not work at set-up)"
+            : fmt::format("starts at {} {} (0: never)", shm::cma_param_name(collective), cma_from));
   }
   return {};
 }

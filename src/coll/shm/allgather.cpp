@@ -58,7 +58,8 @@ bool allgather(Group* group, std::span<const std::byte> send, std::span<std::byt
   if (group == nullptr) return false;
   const size_t block = recv.size() / static_cast<size_t>(group->size());
   if (block == 0) return false;
-  return allgather(*group, group->route(block, block, true), send, recv);
+  return allgather(*group, group->route(coll::Collective::allgather, block, block, true), send,
+                   recv);
 }
 
 bool allgather(Group& group, Route route, std::span<const std::byte> send,

@@ -19,7 +19,9 @@ namespace grove::shm {
 bool allreduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv,
                Datatype type, ReduceOp op) {
   if (group == nullptr || recv.empty()) return false;
-  return allreduce(*group, group->route(recv.size(), recv.size(), true), send, recv, type, op);
+  return allreduce(*group,
+                   group->route(coll::Collective::allreduce, recv.size(), recv.size(), true), send,
+                   recv, type, op);
 }
 
 bool allreduce(Group& group, Route route, std::span<const std::byte> send,

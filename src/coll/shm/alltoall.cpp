@@ -69,7 +69,8 @@ bool alltoall(Group* group, std::span<const std::byte> send, std::span<std::byte
   if (group == nullptr) return false;
   const size_t block = recv.size() / static_cast<size_t>(group->size());
   if (block == 0) return false;
-  return alltoall(*group, group->route(recv.size(), block, true), send, recv);
+  return alltoall(*group, group->route(coll::Collective::alltoall, recv.size(), block, true), send,
+                  recv);
 }
 
 bool alltoall(Group& group, Route route, std::span<const std::byte> send,

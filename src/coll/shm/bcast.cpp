@@ -49,7 +49,8 @@ void bcast_single_copy(Group& group, std::span<std::byte> buffer, int root,
 
 bool bcast(Group* group, std::span<std::byte> buffer, int root) {
   if (group == nullptr || buffer.empty()) return false;
-  return bcast(*group, group->route(buffer.size(), buffer.size(), true), buffer, root);
+  return bcast(*group, group->route(coll::Collective::bcast, buffer.size(), buffer.size(), true),
+               buffer, root);
 }
 
 bool bcast(Group& group, Route route, std::span<std::byte> buffer, int root) {

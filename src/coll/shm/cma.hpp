@@ -15,14 +15,21 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+
+#include "coll/collective.hpp"
 
 namespace grove::shm {
 
-// The parameter shm_cma_min_bytes: messages (blocks, vectors) of at least
-// this many bytes take the single-copy path where the collective has one
-// (every one but barrier) and the segment's members agreed that CMA works;
-// 0 turns the path off.
-size_t cma_min_bytes();
+// Where the single-copy path starts for `collective` (every one but barrier
+// has it; the segment's members must have agreed that CMA works): blocks of
+// at least shm_cma_min_block_bytes for scatter, gather and alltoall, whose
+// slot path funnels all N blocks through one rank's copies (the root's, or
+// every rank's in and out); messages or vectors of at least
+// shm_cma_min_bytes for the others. 0 turns the path off.
+size_t cma_min_bytes(coll::Collective collective);
+// The name of that parameter, for messages.
+std::string_view cma_param_name(coll::Collective collective);
 
 // What one process_vm_readv loop did: `done` bytes copied, then `error`
 // (an errno value; 0 when all of it was copied, and -1 when the kernel

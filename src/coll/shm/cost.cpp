@@ -53,7 +53,7 @@ double engine_us(coll::Collective collective, const CostCase& c, const PortModel
   const std::function<double(double)> out = priced(m.copy_out);
   const std::function<double(double)> cma = priced(m.copy_cma);
   const bool split = b >= static_cast<double>(split_reduction_bytes());
-  const double cma_from = static_cast<double>(cma_min_bytes());
+  const double cma_from = static_cast<double>(cma_min_bytes(collective));
   if (cma_from > 0 && b >= cma_from) {
     switch (collective) {
       case coll::Collective::bcast:
@@ -105,7 +105,8 @@ coll::AlgorithmInfo algorithm(coll::Collective collective) {
       .name = "shm",
       .doc =
           "through the communicator's shared-memory segment: blocking calls whose message "
-          "fits shm_max_bytes and the slots, or from shm_cma_min_bytes copied once between "
+          "fits shm_max_bytes and the slots, or from shm_cma_min_bytes (blocks: "
+          "shm_cma_min_block_bytes) copied once between "
           "the ranks' buffers (docs/shm.md)",
       .schedule = false};
   info.cost = coll::closed_form(

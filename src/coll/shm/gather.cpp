@@ -65,7 +65,8 @@ void gather_single_copy(Group& group, std::span<const std::byte> send, std::span
 
 bool gather(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
   if (group == nullptr || send.empty()) return false;
-  return gather(*group, group->route(send.size(), send.size(), true), send, recv, root);
+  return gather(*group, group->route(coll::Collective::gather, send.size(), send.size(), true),
+                send, recv, root);
 }
 
 bool gather(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,

@@ -77,8 +77,9 @@ Group::~Group() {
   ::munmap(base_, length_);
 }
 
-Group::Route Group::route(size_t slot_need, size_t message_bytes, bool has_single_copy) const {
-  const size_t cma_from = cma_min_bytes();
+Group::Route Group::route(coll::Collective collective, size_t slot_need, size_t message_bytes,
+                          bool has_single_copy) const {
+  const size_t cma_from = cma_min_bytes(collective);
   if (has_single_copy && single_copy() && cma_from > 0 && message_bytes >= cma_from)
     return Route::single_copy;
   if (slot_need <= slot_bytes_ && message_bytes <= shm_max_bytes.get()) return Route::slots;

@@ -117,16 +117,19 @@ class Group {
 
   // How a call runs on this segment (coll/shm/route.hpp).
   using Route = shm::Route;
-  // The route of a call that writes `slot_need` bytes into a slot on the
-  // slot path and moves messages (blocks) of `message_bytes`; `has_single_copy`:
-  // the collective has a single-copy form. Single copy from
-  // shm_cma_min_bytes when the members agreed that CMA works (regardless of
-  // shm_max_bytes and the slots), else the slots if the call fits them
-  // (shm_max_bytes). Depends only on its arguments, the parameters and the
-  // members' agreement, so every member decides alike.
-  Route route(size_t slot_need, size_t message_bytes, bool has_single_copy) const;
-  bool fits(size_t slot_need, size_t message_bytes, bool has_single_copy) const {
-    return route(slot_need, message_bytes, has_single_copy) != Route::none;
+  // The route of a call of `collective` that writes `slot_need` bytes into a
+  // slot on the slot path and moves messages (blocks) of `message_bytes`;
+  // `has_single_copy`: the collective has a single-copy form. Single copy
+  // from the collective's threshold (cma_min_bytes: shm_cma_min_bytes or
+  // shm_cma_min_block_bytes) when the members agreed that CMA works
+  // (regardless of shm_max_bytes and the slots), else the slots if the call
+  // fits them (shm_max_bytes). Depends only on its arguments, the
+  // parameters and the members' agreement, so every member decides alike.
+  Route route(coll::Collective collective, size_t slot_need, size_t message_bytes,
+              bool has_single_copy) const;
+  bool fits(coll::Collective collective, size_t slot_need, size_t message_bytes,
+            bool has_single_copy) const {
+    return route(collective, slot_need, message_bytes, has_single_copy) != Route::none;
   }
   // Whether the members agreed, when the segment was made, that each can
   // read every other's memory (process_vm_readv), and the pids to read.

@@ -40,7 +40,8 @@ void reduce_at_root(Group& group, uint64_t call, const CallSignature& signature,
 bool reduce(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, Datatype type,
             ReduceOp op, int root) {
   if (group == nullptr || send.empty()) return false;
-  return reduce(*group, group->route(send.size(), send.size(), true), send, recv, type, op, root);
+  return reduce(*group, group->route(coll::Collective::reduce, send.size(), send.size(), true),
+                send, recv, type, op, root);
 }
 
 bool reduce(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,

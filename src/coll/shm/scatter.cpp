@@ -57,7 +57,8 @@ void scatter_single_copy(Group& group, std::span<const std::byte> send, std::spa
 bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root) {
   if (group == nullptr || recv.empty()) return false;
   const size_t all = recv.size() * static_cast<size_t>(group->size());
-  return scatter(*group, group->route(all, recv.size(), true), send, recv, root);
+  return scatter(*group, group->route(coll::Collective::scatter, all, recv.size(), true), send,
+                 recv, root);
 }
 
 bool scatter(Group& group, Route route, std::span<const std::byte> send, std::span<std::byte> recv,

@@ -173,23 +173,49 @@ TEST(ShmCmaRoute, SingleCopyFromTheThresholdWhereAgreedElseTheSlots) {
   using Route = Group::Route;
   // From the threshold (64 KiB here): not bounded by shm_max_bytes or the slots.
   params::ScopedSet from("shm_cma_min_bytes", "65536");
-  EXPECT_EQ(g.route(size_t{1} << 30, size_t{1} << 30, true), Route::single_copy);
-  EXPECT_EQ(g.route(65536, 65536, true), Route::single_copy);
-  EXPECT_EQ(g.route(65535, 65535, true), Route::none);
-  EXPECT_EQ(g.route(4096, 4096, true), Route::slots);
+  EXPECT_EQ(g.route(coll::Collective::bcast, size_t{1} << 30, size_t{1} << 30, true),
+            Route::single_copy);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 65536, 65536, true), Route::single_copy);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 65535, 65535, true), Route::none);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 4096, 4096, true), Route::slots);
   // No single-copy form (reductions): the slots' limits only.
-  EXPECT_EQ(g.route(65536, 65536, false), Route::none);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 65536, 65536, false), Route::none);
   // Not agreed at set-up: never single copy.
-  EXPECT_EQ(without.group[0]->route(65536, 65536, true), Route::none);
-  EXPECT_EQ(without.group[0]->route(4096, 4096, true), Route::slots);
+  EXPECT_EQ(without.group[0]->route(coll::Collective::bcast, 65536, 65536, true), Route::none);
+  EXPECT_EQ(without.group[0]->route(coll::Collective::bcast, 4096, 4096, true), Route::slots);
   {
     params::ScopedSet off("shm_cma_min_bytes", "0");
-    EXPECT_EQ(g.route(size_t{1} << 20, size_t{1} << 20, true), Route::none);
-    EXPECT_EQ(g.route(16, 16, true), Route::slots);
+    EXPECT_EQ(g.route(coll::Collective::bcast, size_t{1} << 20, size_t{1} << 20, true),
+              Route::none);
+    EXPECT_EQ(g.route(coll::Collective::bcast, 16, 16, true), Route::slots);
   }
   params::ScopedSet low("shm_cma_min_bytes", "16");
-  EXPECT_EQ(g.route(16, 16, true), Route::single_copy);
-  EXPECT_EQ(g.route(15, 15, true), Route::slots);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 16, 16, true), Route::single_copy);
+  EXPECT_EQ(g.route(coll::Collective::bcast, 15, 15, true), Route::slots);
+}
+
+TEST(ShmCmaRoute, ScatterGatherAndAlltoallStartAtTheBlockThreshold) {
+  CmaMembers with(true);
+  const Group& g = *with.group[0];
+  using Route = Group::Route;
+  params::ScopedSet message("shm_cma_min_bytes", "1024");
+  params::ScopedSet block("shm_cma_min_block_bytes", "256");
+  for (coll::Collective c :
+       {coll::Collective::scatter, coll::Collective::gather, coll::Collective::alltoall}) {
+    EXPECT_EQ(g.route(c, 256, 256, true), Route::single_copy);
+    EXPECT_EQ(g.route(c, 255, 255, true), Route::slots);
+    EXPECT_EQ(shm::cma_param_name(c), "shm_cma_min_block_bytes");
+  }
+  for (coll::Collective c : {coll::Collective::bcast, coll::Collective::allgather,
+                             coll::Collective::reduce, coll::Collective::allreduce}) {
+    EXPECT_EQ(g.route(c, 256, 256, true), Route::slots);
+    EXPECT_EQ(g.route(c, 1024, 1024, true), Route::single_copy);
+    EXPECT_EQ(shm::cma_param_name(c), "shm_cma_min_bytes");
+  }
+  params::ScopedSet off("shm_cma_min_block_bytes", "0");
+  EXPECT_EQ(g.route(coll::Collective::scatter, 256, 256, true), Route::slots);
+  EXPECT_EQ(g.route(coll::Collective::scatter, size_t{1} << 20, size_t{1} << 20, true),
+            Route::none);
 }
 
 // A bcast, then an allgather, on the single-copy path between the two

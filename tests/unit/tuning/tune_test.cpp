@@ -97,6 +97,7 @@ coll::PortModel model_with_host_terms() {
 
 TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
+  params::ScopedSet cma_block_from("shm_cma_min_block_bytes", "65536");
   const coll::PortModel m = model_with_host_terms();
   const std::vector<Candidate> ranked = rank_candidates("bcast", 4, 1024, m);
   const double u = kG0 + 1024 * kG;
@@ -108,9 +109,9 @@ TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   // Scatter's root copies every block in: s + c(P m) + c(m).
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("scatter", 4, 1024, m), "shm").predicted_us,
                    1 + (0.1 + 1.0) + (0.1 + 0.25));
-  // From shm_cma_min_bytes (64 KiB) the single-copy path: two publishes and
-  // one copy per reader (bcast, scatter), P copies (gather, allgather,
-  // alltoall), past shm_max_bytes (256 KiB).
+  // From shm_cma_min_bytes and shm_cma_min_block_bytes (64 KiB) the single-copy path: two publishes
+  // and one copy per reader (bcast, scatter), P copies (gather, allgather, alltoall), past
+  // shm_max_bytes (256 KiB).
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("bcast", 4, 1 << 20, m), "shm").predicted_us,
                    2 + (0.1 + 256));
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("bcast", 4, 65536, m), "shm").predicted_us,
@@ -150,6 +151,7 @@ coll::PortModel model_with_copies_between_ranks() {
 
 TEST(Tune, ShmPricesEachCopyByWhereItsBytesAre) {
   params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
+  params::ScopedSet cma_block_from("shm_cma_min_block_bytes", "65536");
   const coll::PortModel m = model_with_copies_between_ranks();
   auto shm = [&](const char* collective, double bytes) {
     return candidate_named(rank_candidates(collective, 4, static_cast<uint64_t>(bytes), m), "shm")
@@ -181,6 +183,7 @@ TEST(Tune, ShmPricesEachCopyByWhereItsBytesAre) {
 
 TEST(Tune, AProbeTablePricesTheEngineWithItsCopyCurvesOrWithMemcpyWithoutThem) {
   params::ScopedSet cma_from("shm_cma_min_bytes", "65536");
+  params::ScopedSet cma_block_from("shm_cma_min_block_bytes", "65536");
   const std::string base =
       "L 1\n0 1 1 2\n1048576 1 1 1026\nshm_us 0.5\ncopy 1 0.01\ncopy 4096 0.21\n";
   const std::string between =
