@@ -31,6 +31,8 @@ struct CampaignArgs {
   size_t max_steps = 0;
   uint64_t seed = 1;
   int generations = 2;
+  std::string segment = "64KiB";
+  size_t max_blob = 48;
   ModelOptions model;
 };
 
@@ -59,12 +61,15 @@ int run_campaign(const CampaignArgs& a) {
   campaign.max_steps = a.max_steps;
   campaign.seed = a.seed;
   campaign.generations = a.generations;
+  campaign.release_segment =
+      interpret_options([&] { return params::parse_bytes(a.segment, "--segment"); });
+  campaign.max_blob = a.max_blob;
   const sim::SimConfig config = interpret_options([&] { return a.model.config(); });
   fmt::print(
       "fence campaign: sizes [{}], release radices [{}], routing radices [{}], {} fences "
-      "per run\nmodel: {}\n",
+      "per run, release segment {} B, blobs 0..{} B\nmodel: {}\n",
       fmt::join(a.sizes, ","), fmt::join(a.release, ","), fmt::join(a.routing, ","), a.generations,
-      config.describe());
+      campaign.release_segment, a.max_blob, config.describe());
   const runtime::FenceCampaignCounts counts = runtime::run_fence_campaign(
       campaign, config, [](const std::string& line) { fmt::print("  {}\n", line); });
   fmt::print(
@@ -83,13 +88,15 @@ struct CompareArgs {
   std::vector<std::string> payloads = {"0", "10KB", "100KB", "1MB"};  // whole modex
   std::vector<int> release = {2, 3, 4, 8};
   int routing = 64;
+  // fence_release_segment values to compare (empty: the parameter's value).
+  std::vector<std::string> segments;
   ModelOptions model;
 };
 
 // One failure-free fence on the simulator; its release coverage and the
 // encoded release's size.
 runtime::FenceSimResult simulate_fence(int n, size_t blob, int routing, int release, bool low,
-                                       const sim::SimConfig& config) {
+                                       uint64_t segment, const sim::SimConfig& config) {
   runtime::FenceSimCase c;
   c.size = n;
   c.generations = 1;
@@ -97,14 +104,18 @@ runtime::FenceSimResult simulate_fence(int n, size_t blob, int routing, int rele
   c.config.routing_radix = routing;
   c.config.release_radix = release;
   c.config.low_radix_release = low;
+  c.config.release_segment = segment;
   return runtime::run_fence_sim(c, config);
 }
 
-double simulated_kary_release_us(int n, int r, size_t bytes, sim::SimConfig config) {
+// The k-ary release schedule of docs/release-radix.md, pipelined in
+// `segment`-byte segments like the fence's (0: store-and-forward).
+double simulated_kary_release_us(int n, int r, size_t bytes, uint64_t segment,
+                                 sim::SimConfig config) {
   config.data = sim::DataMode::sizes;
   model::JobShape shape;
   shape.collective = "release";
-  shape.algorithm = model::ReleaseShape{r, 0}.to_string();
+  shape.algorithm = model::ReleaseShape{r, segment < bytes ? segment : 0}.to_string();
   shape.size = n;
   shape.bytes = bytes;
   return sim::to_micros(model::run_on_sim(model::make_sim_job(shape), config).completion);
@@ -113,9 +124,13 @@ double simulated_kary_release_us(int n, int r, size_t bytes, sim::SimConfig conf
 int run_compare(const CompareArgs& a) {
   params::load_process_params();
   check_fence_shape(a.sizes, a.release, {a.routing});
+  std::vector<uint64_t> segments;
   interpret_options([&] {
     for (const std::string& text : a.payloads)
       params::parse_bytes(text, "--payloads");
+    for (const std::string& text : a.segments)
+      segments.push_back(params::parse_bytes(text, "--segment"));
+    if (segments.empty()) segments.push_back(runtime::FenceConfig::from_params().release_segment);
   });
   const sim::SimConfig finite = interpret_options([&] { return a.model.config(); });
   sim::SimConfig infinite = finite;
@@ -123,8 +138,8 @@ int run_compare(const CompareArgs& a) {
   fmt::print("release coverage (root starts the release -> last rank holds it), us\n");
   fmt::print("model: {}\n", finite.describe());
   fmt::print(
-      "n\tmodex\tbandwidth\ttree\tradix\tpayload_B\tfence_coverage_us\tfence_total_us\t"
-      "kary_release_sim_us\tseed_formula_us\n");
+      "n\tmodex\tbandwidth\ttree\tradix\tsegment_B\tpayload_B\tfence_coverage_us\t"
+      "fence_total_us\tkary_release_sim_us\tseed_formula_us\n");
   for (int n : a.sizes) {
     for (const std::string& text : a.payloads) {
       const uint64_t modex = params::parse_bytes(text, "--payloads");
@@ -139,20 +154,22 @@ int run_compare(const CompareArgs& a) {
         std::vector<std::pair<bool, int>> trees = {{false, a.routing}};
         for (int r : a.release)
           trees.emplace_back(true, r);
-        for (const auto& [low, radix] : trees) {
-          const runtime::FenceSimResult f =
-              simulate_fence(n, blob, a.routing, low ? radix : 2, low, *config);
-          if (!f.ok) {
-            fmt::print(stderr, "fence sim failed: {}\n", f.failure);
-            return 1;
+        for (const uint64_t segment : segments) {
+          for (const auto& [low, radix] : trees) {
+            const runtime::FenceSimResult f =
+                simulate_fence(n, blob, a.routing, low ? radix : 2, low, segment, *config);
+            if (!f.ok) {
+              fmt::print(stderr, "fence sim failed: {}\n", f.failure);
+              return 1;
+            }
+            const int r = std::min(radix, n - 1);
+            fmt::print("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n", n, text,
+                       inf ? "inf" : fmt::format("{}Gb/s", config->bandwidth_gbps),
+                       low ? "release" : "routing", radix, segment, f.payload_bytes,
+                       sim::to_micros(f.coverage), sim::to_micros(f.completion),
+                       simulated_kary_release_us(n, r, f.payload_bytes, segment, *config),
+                       model::seed_release_us(n, r, static_cast<double>(f.payload_bytes), p));
           }
-          const int r = std::min(radix, n - 1);
-          fmt::print("{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}\t{:.1f}\t{:.1f}\t{:.1f}\n", n, text,
-                     inf ? "inf" : fmt::format("{}Gb/s", config->bandwidth_gbps),
-                     low ? "release" : "routing", radix, f.payload_bytes,
-                     sim::to_micros(f.coverage), sim::to_micros(f.completion),
-                     simulated_kary_release_us(n, r, f.payload_bytes, *config),
-                     model::seed_release_us(n, r, static_cast<double>(f.payload_bytes), p));
         }
       }
     }
@@ -185,6 +202,12 @@ const RegisterCommand fence_command{{
       c->add_option("--campaign-seed", campaign->seed, "Seed of the random runs");
       c->add_option("--fences", campaign->generations, "Fences per run, back to back")
           ->check(CLI::Range(1, 64));
+      c->add_option("--segment", campaign->segment,
+                    "fence_release_segment of every run (0: the whole payload in one message)");
+      c->add_option("--max-blob", campaign->max_blob,
+                    "Blobs are 0 .. this many bytes (a smaller --segment than ~N x max-blob / 2 "
+                    "makes every release several segments)")
+          ->check(CLI::Range(0, 1 << 20));
       campaign->model.add_to(*c);
 
       auto compare = std::make_shared<CompareArgs>();
@@ -197,6 +220,10 @@ const RegisterCommand fence_command{{
           ->delimiter(',');
       k->add_option("--release", compare->release, "Release radices")->delimiter(',');
       k->add_option("--routing", compare->routing, "Routing (rollup) radix");
+      k->add_option("--segment", compare->segments,
+                    "fence_release_segment values, each a run of every tree (0: store-and-forward; "
+                    "default: the parameter's value)")
+          ->delimiter(',');
       compare->model.add_to(*k);
       return [c, campaign, compare]() {
         return c->parsed() ? run_campaign(*campaign) : run_compare(*compare);

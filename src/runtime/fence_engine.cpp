@@ -19,7 +19,7 @@ FenceEngine::FenceEngine(Transport& transport, uint32_t context, FenceConfig con
       config_(config),
       self_(transport.rank()),
       size_(transport.size()),
-      bcast_(*this, config.release_delay),
+      bcast_(*this, config.release_delay, config.release_segment),
       retired_below_(handover.next_generation),
       first_generation_(handover.next_generation),
       next_generation_(handover.next_generation) {
@@ -161,7 +161,8 @@ void FenceEngine::on_message(tag::Topology path, int source, std::span<const std
         on_rollup(source, m);
         break;
       case FenceKind::release:
-        bcast_.on_payload(id, source, h.tree_version, m.payload, m.release_started);
+        bcast_.on_payload(id, source, h.tree_version, {m.key, m.total, m.offset, m.payload},
+                          m.release_started);
         break;
       case FenceKind::ack:
         bcast_.on_ack(id, source, h.tree_version, m.retired, m.held_latest);
@@ -326,8 +327,9 @@ void FenceEngine::release_as_root(uint64_t generation, Round& round) {
       result.departed.push_back(rank);
   }
   ++stats_.released;
+  const PayloadKey key{static_cast<uint32_t>(self_), view_.version};
   bcast_.originate(op_id(generation), std::make_shared<const Blob>(encode_fence_result(result)),
-                   transport_.now());
+                   transport_.now(), key);
 }
 
 void FenceEngine::on_rollup(int source, const FenceMessage& m) {
@@ -354,7 +356,7 @@ void FenceEngine::on_release_up(const FenceMessage& m) {
   const uint64_t generation = m.header.generation;
   if (generation < retired_below_ || rounds_[generation].release) return;
   ++stats_.adopted_up;
-  bcast_.originate(op_id(generation), m.payload, m.release_started);
+  bcast_.originate(op_id(generation), m.payload, m.release_started, m.key);
 }
 
 void FenceEngine::maybe_release_up(uint64_t generation) {
@@ -370,6 +372,8 @@ void FenceEngine::maybe_release_up(uint64_t generation) {
   m.header.topology = tag::Topology::routing;
   m.header.generation = generation;
   m.payload = round.release;
+  m.key = {static_cast<uint32_t>(round.origin), round.origin_version};
+  m.total = round.release->size();  // whole: offset 0
   send({parent}, std::move(m));
 }
 
@@ -381,6 +385,7 @@ void FenceEngine::delivered(const OpId& id, const std::shared_ptr<const Blob>& p
   try {
     FenceResult result = decode_fence_result(*payload, size_);
     round.origin = result.origin;
+    round.origin_version = result.origin_version;
     if (unwanted_.erase(id.generation) == 0) results_[id.generation] = std::move(result);
   } catch (const Error& error) {
     record_error(error);

@@ -13,7 +13,9 @@
 //
 // Release (ReliableBcast on the release tree, k-ary at release_radix, or on
 // the routing tree when low_radix_release is off): the root's result, held
-// and replayed until every subtree acknowledges. It reaches every rank.
+// and replayed until every subtree acknowledges. It reaches every rank. It
+// travels in segments of release_segment bytes that relays pass on as they
+// arrive (pipelined); a rank delivers only the whole result.
 //
 // Failure view: departed set + monotone version (a count of departures
 // learned), from launcher notices and from the root's relay: a rank whose
@@ -53,11 +55,16 @@ struct FenceConfig {
   int release_radix = 4;          // release_radix
   bool low_radix_release = true;  // false: the release travels the routing tree
   double release_delay = 0;       // seconds a non-root relay holds its first forward
-  bool timing = false;            // fence_timing: keep per-generation stamps
-  int root = 0;                   // the preferred root; the first living rank from it rules
+  // fence_release_segment: bytes per release segment (0: the whole payload
+  // in one message, store-and-forward). Each holder cuts its own sends;
+  // receivers reassemble any cut, so ranks need not agree on it.
+  uint64_t release_segment = 64 * 1024;
+  bool timing = false;  // fence_timing: keep per-generation stamps
+  int root = 0;         // the preferred root; the first living rank from it rules
 
   // From the parameters rollup_radix, release_radix, low_radix_release,
-  // fence_release_delay_ms, fence_timing (and fence_algorithm if forced).
+  // fence_release_delay_ms, fence_release_segment, fence_timing (and
+  // fence_algorithm if forced).
   static FenceConfig from_params();
   tag::Topology release_topology() const {
     return low_radix_release ? tag::Topology::release : tag::Topology::routing;
@@ -180,6 +187,7 @@ class FenceEngine final : public ReliableHost {
     int sent_to = -1;
     std::shared_ptr<const Blob> release;  // the result, once held
     int origin = -1;                      // the root that built it
+    uint64_t origin_version = 0;          // and its view version then (the PayloadKey)
     uint64_t up_version = UINT64_MAX;     // last release_up: view version and target
     int up_to = -1;
   };

@@ -10,6 +10,7 @@
 #include "coll/algorithm.hpp"
 #include "coll/allgather.hpp"
 #include "core/params.hpp"
+#include "grove/error.hpp"
 #include "runtime/fence_engine.hpp"
 
 namespace grove::runtime {
@@ -24,6 +25,14 @@ const params::IntParam fence_release_delay_ms{
     "fence_release_delay_ms", 0, 0, 3600000,
     "fence: a non-root relay holds its first release forward this long (after delivering "
     "locally), to widen the window a fault test can land in; 0 in production"};
+// 0 is store-and-forward (the whole payload per message); otherwise at
+// least kMinReleaseSegment, so a segment's bytes outweigh its ~60-byte
+// header and a 16 MiB release is at most 64 Ki messages per edge.
+constexpr uint64_t kMinReleaseSegment = 256;
+const params::BytesParam fence_release_segment{
+    "fence_release_segment", 64 * 1024, 0, uint64_t{1} << 30,
+    "fence: bytes per release segment; a relay passes each segment on as it arrives (pipelined "
+    "release). 0: the whole payload in one message (store-and-forward); else at least 256"};
 const params::BoolParam fence_timing_param{
     "fence_timing", false,
     "fence: the root stamps when it starts a release and each rank when it holds the payload "
@@ -59,6 +68,14 @@ FenceConfig FenceConfig::from_params() {
   config.release_radix = coll::release_radix();
   config.low_radix_release = low_radix_release_param.get();
   config.release_delay = static_cast<double>(fence_release_delay_ms.get()) / 1000.0;
+  config.release_segment = fence_release_segment.get();
+  if (config.release_segment != 0 && config.release_segment < kMinReleaseSegment) {
+    throw Error(
+        Errc::invalid_parameter,
+        fmt::format("parameter {}: {} bytes is below the smallest segment, {} bytes "
+                    "(0: the whole payload in one message)",
+                    fence_release_segment.name(), config.release_segment, kMinReleaseSegment));
+  }
   config.timing = fence_timing_param.get();
   const coll::AlgorithmSpec forced = coll::parse_algorithm("fence", fence_algorithm.get());
   if (forced.name == "routing") {

@@ -1,5 +1,6 @@
 #include "runtime/fence_wire.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -123,6 +124,13 @@ std::string_view topology_name(tag::Topology topology) {
   return "?";
 }
 
+std::span<const std::byte> segment_bytes(const FenceMessage& m) {
+  if (!m.payload) return {};
+  const std::span<const std::byte> all(*m.payload);
+  const size_t at = std::min(m.payload_at, all.size());
+  return all.subspan(at, std::min(m.payload_length, all.size() - at));
+}
+
 Blob encode_fence_message(const FenceMessage& m) {
   Blob out;
   Writer w(out);
@@ -147,7 +155,11 @@ Blob encode_fence_message(const FenceMessage& m) {
     case FenceKind::release:
     case FenceKind::release_up:
       w.put<double>(m.release_started);
-      w.bytes(m.payload ? std::span<const std::byte>(*m.payload) : std::span<const std::byte>());
+      w.put<uint32_t>(m.key.origin);
+      w.put<uint64_t>(m.key.version);
+      w.put<uint64_t>(m.total);
+      w.put<uint64_t>(m.offset);
+      w.bytes(segment_bytes(m));
       break;
     case FenceKind::ack:
       w.put<uint8_t>(m.retired ? 1 : 0);
@@ -198,7 +210,24 @@ FenceMessage decode_fence_message(std::span<const std::byte> bytes, int source) 
     case FenceKind::release:
     case FenceKind::release_up: {
       m.release_started = r.get<double>("release_started");
-      const auto payload = r.bytes("payload");
+      m.key.origin = r.get<uint32_t>("origin");
+      if (m.key.origin > (1u << 24))
+        r.fail("origin", fmt::format("rank {} is out of range", m.key.origin));
+      m.key.version = r.get<uint64_t>("origin_version");
+      m.total = r.get<uint64_t>("total");
+      m.offset = r.get<uint64_t>("offset");
+      if (m.offset > m.total)
+        r.fail("offset", fmt::format("segment at {} of a {}-byte payload", m.offset, m.total));
+      const auto payload = r.bytes("segment");
+      if (payload.size() > m.total - m.offset) {
+        r.fail("segment", fmt::format("{} bytes at {} run past the {}-byte payload", payload.size(),
+                                      m.offset, m.total));
+      }
+      if (h.kind == FenceKind::release_up && (m.offset != 0 || payload.size() != m.total)) {
+        r.fail("segment", fmt::format("a release_up carries the whole payload, not {} bytes at {} "
+                                      "of {}",
+                                      payload.size(), m.offset, m.total));
+      }
       m.payload = std::make_shared<const Blob>(payload.begin(), payload.end());
       break;
     }

@@ -13,6 +13,12 @@
 //
 // Decoding never trusts its input: a short, long or inconsistent message is
 // a grove::Error(protocol) naming the field, never a crash.
+//
+// Wire format 2: a release carries one SEGMENT of the encoded result (the
+// pipelined release, docs/fence.md): the payload's key (origin rank and its
+// view version: which result), its total size, the segment's offset and
+// bytes. The decoder checks offset + length <= total; a release_up always
+// carries the whole payload (offset 0, length = total).
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +34,7 @@
 
 namespace grove::runtime {
 
-inline constexpr uint8_t kFenceWireFormat = 1;
+inline constexpr uint8_t kFenceWireFormat = 2;
 
 constexpr uint16_t fence_am_id(tag::Topology topology, uint32_t context) {
   return static_cast<uint16_t>(0x8000u | (static_cast<uint32_t>(topology) << 12) |
@@ -66,12 +72,32 @@ struct FenceResult {
   std::vector<Blob> blobs;      // by rank
 };
 
+// Which result a release segment belongs to: the root that built it and its
+// view version then (FenceResult::origin, origin_version). A result built by
+// a later root has a strictly larger version (its view counts the departure
+// of every earlier root), so keys order payloads from older to newer.
+struct PayloadKey {
+  uint32_t origin = 0;
+  uint64_t version = 0;
+  friend auto operator<=>(const PayloadKey&, const PayloadKey&) = default;
+};
+
 struct FenceMessage {
   FenceHeader header;
   // rollup: the contributions the sender holds, by rank
   std::vector<std::pair<int, Blob>> contributions;
-  // release / release_up: the encoded FenceResult (identical bytes everywhere)
+  // release / release_up: bytes [offset, offset + segment length) of the
+  // encoded FenceResult (identical bytes everywhere), `total` bytes in all.
+  // `payload` owns the bytes; the segment is payload[payload_at ..
+  // payload_at + payload_length) (payload_length npos: to its end), so a
+  // holder sends slices of its whole payload without copying them first.
+  // Decoding yields payload = exactly the segment.
   std::shared_ptr<const Blob> payload;
+  size_t payload_at = 0;
+  size_t payload_length = static_cast<size_t>(-1);
+  PayloadKey key;
+  uint64_t total = 0;
+  uint64_t offset = 0;
   double release_started = 0;  // release: root's transport time when it started (fence_timing)
   // ack
   bool retired = false;    // the sender no longer holds this generation: every rank had it
@@ -79,6 +105,9 @@ struct FenceMessage {
   // view
   std::vector<int> departed;
 };
+
+// The segment's bytes (empty without a payload).
+std::span<const std::byte> segment_bytes(const FenceMessage& message);
 
 Blob encode_fence_message(const FenceMessage& message);
 // Throws grove::Error(protocol) naming the field and the sender.

@@ -1,71 +1,133 @@
 #include "runtime/reliable_bcast.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "grove/error.hpp"
+
 namespace grove::runtime {
 
-ReliableBcast::ReliableBcast(ReliableHost& host, double forward_delay)
-    : host_(host), forward_delay_(forward_delay) {}
+ReliableBcast::ReliableBcast(ReliableHost& host, double forward_delay, uint64_t segment)
+    : host_(host), forward_delay_(forward_delay), segment_(segment) {}
 
 bool ReliableBcast::retired(const OpId& id) const {
   auto it = retired_below_.find({id.topology, id.signature});
   return it != retired_below_.end() && id.generation < it->second;
 }
 
-void ReliableBcast::hold(const OpId& id, Op& op, int from, std::shared_ptr<const Blob> payload,
-                         double started) {
-  op.payload = std::move(payload);
-  op.started = started;
+void ReliableBcast::hold_whole(const OpId& id, Op& op) {
+  op.payload = op.assembly.take();
   op.held_latest = host_.now();
-  if (from >= 0) op.askers.insert(from);
-  // Delivered before any forward: a relay whose forward is held (or that
-  // dies before forwarding) still completes its own fence.
-  host_.delivered(id, op.payload, started, op.held_latest);
+  // A held forward waits from now: the delay is measured from the hold.
+  if (std::isinf(op.forward_due)) op.forward_due = op.held_latest + forward_delay_;
+  // Delivered before any further forward: a relay whose forward is held (or
+  // that dies before forwarding) still completes its own fence.
+  host_.delivered(id, op.payload, op.started, op.held_latest);
 }
 
-void ReliableBcast::originate(const OpId& id, std::shared_ptr<const Blob> payload, double started) {
+void ReliableBcast::originate(const OpId& id, std::shared_ptr<const Blob> payload, double started,
+                              PayloadKey key) {
   if (retired(id)) return;
-  auto [it, fresh] = ops_.try_emplace(id);
-  if (fresh) hold(id, it->second, -1, std::move(payload), started);
-  restart(id, it->second);
+  Op& op = ops_[id];
+  if (!op.payload) {
+    // Fresh, or a partial payload (of this result, or of an older one whose
+    // root departed): the whole payload replaces what was here, and the
+    // root of the operation holds nothing back.
+    op.key = key;
+    op.started = started;
+    op.assembly = SegmentAssembly(payload->size());
+    op.assembly.add(0, std::move(payload));
+    if (std::isinf(op.forward_due)) op.forward_due = -1;
+    hold_whole(id, op);
+  }
+  restart(id, op);
 }
 
 void ReliableBcast::on_payload(const OpId& id, int from, uint64_t sender_version,
-                               std::shared_ptr<const Blob> payload, double started) {
+                               ReleaseSegment segment, double started) {
+  const uint64_t length = segment.bytes->size();
+  const bool last = segment.offset + length == segment.total;
   if (retired(id)) {
-    ++stats_.retired_acks;
-    send_ack(id, from, true, 0);
+    // Every sender ends with the payload's last segment: one answer each.
+    if (last) {
+      ++stats_.retired_acks;
+      send_ack(id, from, true, 0);
+    }
     return;
   }
   auto [it, fresh] = ops_.try_emplace(id);
   Op& op = it->second;
-  if (!fresh) {
+  bool renewed = fresh;
+  if (fresh) {
+    op.key = segment.key;
+    op.started = started;
+    op.assembly = SegmentAssembly(segment.total);
+  } else if (segment.key != op.key) {
+    if (op.payload || segment.key < op.key) {
+      ++stats_.dropped_segments;  // an older result, or not the one held whole here
+      return;
+    }
+    // A newer result: the older one's root departed before any survivor
+    // held all of it, and a new root built this one. Its bytes replace the
+    // partial ones; forwards of the older bytes are superseded downstream
+    // the same way.
+    ++stats_.superseded;
+    op.key = segment.key;
+    op.started = started;
+    op.assembly = SegmentAssembly(segment.total);
+    op.acked.clear();
+    renewed = true;
+  }
+  if (segment.total != op.assembly.total()) {
+    throw Error(Errc::protocol,
+                fmt::format("rank {}: fence release g{}: rank {} sent a segment of a {}-byte "
+                            "payload of result ({}, {}), which earlier segments gave {} bytes",
+                            host_.self(), id.generation, from, segment.total, segment.key.origin,
+                            segment.key.version, op.assembly.total()));
+  }
+  op.askers.insert(from);
+  const bool added = op.assembly.add(segment.offset, segment.bytes) || renewed;
+  if (!added) {
     // Idempotent at the receiver: a duplicate is "not involved", and its
-    // sender is answered like every other asker.
+    // sender is answered like every other asker (once, on its last segment).
     ++stats_.duplicates;
-    op.askers.insert(from);
-    if (op.complete) send_ack(id, from, false, op.held_latest);
+    if (op.complete && last) send_ack(id, from, false, op.held_latest);
     return;
   }
-  hold(id, op, from, std::move(payload), started);
-  if (sender_version > host_.tree_version() &&
-      from != host_.tree(tag::Topology::routing).parent(host_.self())) {
-    // Lesson 5: the sender computed this forward under a view we have not
-    // reached, and it is not our parent: the two views really disagree. Derive
-    // nothing (our tree may call us a leaf) until our own notice arrives.
-    op.parked = true;
-    op.park_until = sender_version;
-    ++stats_.parked;
+  ++stats_.segments_received;
+  if (!op.payload && op.assembly.whole()) hold_whole(id, op);
+  if (fresh) {
+    if (sender_version > host_.tree_version() &&
+        from != host_.tree(tag::Topology::routing).parent(host_.self())) {
+      // Lesson 5: the sender computed this forward under a view we have not
+      // reached, and it is not our parent: the two views really disagree.
+      // Derive nothing (our tree may call us a leaf) until our own notice
+      // arrives; later segments are kept, not forwarded.
+      op.parked = true;
+      op.park_until = sender_version;
+      ++stats_.parked;
+      return;
+    }
+    const topo::LiveTree& tree = host_.tree(id.topology);
+    if (forward_delay_ > 0 && tree.parent(host_.self()) >= 0 &&
+        !tree.children(host_.self()).empty()) {
+      op.forward_due =
+          op.payload ? host_.now() + forward_delay_ : std::numeric_limits<double>::infinity();
+    }
+    restart(id, op);
     return;
   }
-  const topo::LiveTree& tree = host_.tree(id.topology);
-  if (forward_delay_ > 0 && tree.parent(host_.self()) >= 0 && !tree.children(host_.self()).empty())
-    op.forward_due = host_.now() + forward_delay_;
-  restart(id, op);
+  // Pipelined: a running relay passes each new segment on at once, to the
+  // children of its last (re)start; a restart sends them everything held.
+  if (op.running && !op.parked && op.forward_due < 0 && !op.expected.empty()) {
+    send_segment(id, op, op.expected, segment.bytes, 0, length, segment.offset);
+    stats_.forwards += op.expected.size();
+  }
+  check_complete(id, op);
 }
 
 void ReliableBcast::restart(const OpId& id, Op& op) {
@@ -80,20 +142,46 @@ void ReliableBcast::restart(const OpId& id, Op& op) {
   op.running = true;
   op.complete = false;
   if (op.forward_due < 0) {
-    send_payload(id, op, op.expected);
-    (replay ? stats_.replays : stats_.forwards) += op.expected.size();
+    const size_t segments = send_held(id, op, op.expected);
+    (replay ? stats_.replays : stats_.forwards) += segments * op.expected.size();
   }
   check_complete(id, op);
 }
 
-void ReliableBcast::send_payload(const OpId& id, const Op& op, const std::vector<int>& peers) {
-  if (peers.empty()) return;
+size_t ReliableBcast::send_held(const OpId& id, const Op& op, const std::vector<int>& peers) {
+  if (peers.empty()) return 0;
+  size_t sent = 0;
+  if (op.payload) {
+    // Segment by segment, each to every peer in turn: every child gets the
+    // first segment early and can pass it on while the rest follow.
+    for (const auto& [offset, length] : cut_segments(op.payload->size(), segment_)) {
+      send_segment(id, op, peers, op.payload, static_cast<size_t>(offset),
+                   static_cast<size_t>(length), offset);
+      ++sent;
+    }
+  } else {
+    op.assembly.for_each([&](uint64_t offset, const std::shared_ptr<const Blob>& piece) {
+      send_segment(id, op, peers, piece, 0, piece->size(), offset);
+      ++sent;
+    });
+  }
+  return sent;
+}
+
+void ReliableBcast::send_segment(const OpId& id, const Op& op, const std::vector<int>& peers,
+                                 std::shared_ptr<const Blob> owner, size_t at, size_t length,
+                                 uint64_t offset) {
   FenceMessage m;
   m.header.kind = FenceKind::release;
   m.header.topology = id.topology;
   m.header.context = id.signature;
   m.header.generation = id.generation;
-  m.payload = op.payload;
+  m.payload = std::move(owner);
+  m.payload_at = at;
+  m.payload_length = length;
+  m.key = op.key;
+  m.total = op.payload ? op.payload->size() : op.assembly.total();
+  m.offset = offset;
   m.release_started = op.started;
   host_.send(peers, std::move(m));
 }
@@ -112,7 +200,8 @@ void ReliableBcast::send_ack(const OpId& id, int peer, bool retired, double held
 }
 
 void ReliableBcast::check_complete(const OpId& id, Op& op) {
-  if (op.complete || !op.running || op.parked || op.forward_due >= 0) return;
+  // Acks roll up only from a rank that holds the WHOLE payload.
+  if (op.complete || !op.payload || !op.running || op.parked || op.forward_due >= 0) return;
   for (int child : op.expected)
     if (op.acked.count(child) == 0) return;
   op.complete = true;
@@ -156,8 +245,7 @@ void ReliableBcast::poll() {
     op.expected = host_.tree(id.topology).children(host_.self());
     op.acked.clear();
     op.restart_version = host_.tree_version();
-    send_payload(id, op, op.expected);
-    stats_.forwards += op.expected.size();
+    stats_.forwards += send_held(id, op, op.expected) * op.expected.size();
     check_complete(id, op);
   }
 }
@@ -179,6 +267,11 @@ void ReliableBcast::retire_below(tag::Topology topology, uint32_t signature, uin
     else
       ++it;
   }
+}
+
+bool ReliableBcast::holds(const OpId& id) const {
+  auto it = ops_.find(id);
+  return it != ops_.end() && it->second.payload != nullptr;
 }
 
 bool ReliableBcast::complete(const OpId& id) const {
@@ -207,10 +300,13 @@ std::string ReliableBcast::describe() const {
     std::vector<int> missing;
     for (int child : op.expected)
       if (op.acked.count(child) == 0) missing.push_back(child);
-    out += fmt::format("release g{} ({}): {}{}awaiting acks from [{}]; ", id.generation,
+    const std::string bytes =
+        op.payload ? ""
+                   : fmt::format("holds {} of {} bytes, ", op.assembly.have(), op.assembly.total());
+    out += fmt::format("release g{} ({}): {}{}{}awaiting acks from [{}]; ", id.generation,
                        tag::Topology::release == id.topology ? "release tree" : "routing tree",
-                       op.parked ? "parked, " : "", op.forward_due >= 0 ? "forward held, " : "",
-                       fmt::join(missing, ","));
+                       bytes, op.parked ? "parked, " : "",
+                       op.forward_due >= 0 ? "forward held, " : "", fmt::join(missing, ","));
   }
   return out;
 }

@@ -29,6 +29,27 @@
 //   the sender is answered like any other asker.
 // - Operation ids are (topology, signature, generation): two topologies
 //   never alias.
+//
+// Pipelined (segmented) release (docs/fence.md): the payload travels in
+// segments of `segment` bytes (0: one segment, store-and-forward). A running,
+// unparked relay forwards each segment with a new byte to its current
+// children as it arrives, so the root's link, not the depth, bounds the
+// release. "Holds the payload" above means holds ALL of it:
+// - the payload is delivered, and an ack sent, only once every byte is held
+//   (SegmentAssembly); acks still roll up only from whole subtrees;
+// - a (re)start sends every segment held to every current child, and every
+//   segment that arrives later is forwarded to them: together each child of a
+//   restart gets the whole payload, the same "replay too much" rule;
+// - a duplicate segment (no new byte) is "not involved", as a duplicate
+//   payload was; it is answered with an ack only if it ends the payload
+//   (every sender's last segment does), so a replay costs one ack, not one
+//   per segment;
+// - a partial payload of one result (PayloadKey) is replaced by a segment
+//   of a NEWER result: the older's root departed before anyone survived with
+//   all of it, and a new root built another. A segment of an older result,
+//   or of a different result than a whole one held here, is dropped.
+// - a segment whose total disagrees with the total already known for the
+//   same result is a grove::Error(protocol) naming both ranks.
 
 #include <cstdint>
 #include <map>
@@ -38,6 +59,7 @@
 #include <vector>
 
 #include "runtime/fence_wire.hpp"
+#include "runtime/release_segments.hpp"
 #include "topo/live_tree.hpp"
 #include "transport/tag.hpp"
 
@@ -66,7 +88,7 @@ class ReliableHost {
   // Fills in the header's configuration and tree version, encodes once and
   // sends to every peer.
   virtual void send(const std::vector<int>& peers, FenceMessage message) = 0;
-  // The payload of `id` is held here for the first time, since `held`.
+  // The whole payload of `id` is held here for the first time, since `held`.
   virtual void delivered(const OpId& id, const std::shared_ptr<const Blob>& payload, double started,
                          double held) = 0;
   // This rank's subtree acknowledged `id` (the root: every rank holds it).
@@ -74,29 +96,45 @@ class ReliableHost {
   virtual double now() const = 0;
 };
 
+// One segment of a release as received: bytes [offset, offset + size) of
+// the `total`-byte payload of result `key`.
+struct ReleaseSegment {
+  PayloadKey key;
+  uint64_t total = 0;
+  uint64_t offset = 0;
+  std::shared_ptr<const Blob> bytes;
+};
+
 struct ReliableStats {
-  uint64_t forwards = 0;    // payload sends on a first forward
-  uint64_t replays = 0;     // payload sends on a restart
-  uint64_t duplicates = 0;  // payloads received while already held
+  uint64_t forwards = 0;    // segment sends on a first forward
+  uint64_t replays = 0;     // segment sends on a restart
+  uint64_t duplicates = 0;  // segments received without a new byte
   uint64_t parked = 0;      // operations parked (docs/fence.md, lesson 5)
   uint64_t acks_sent = 0;
   uint64_t stale_acks = 0;    // acks from an older view or a non-child: not counted
   uint64_t stray_acks = 0;    // acks for an operation not held (docs/fence.md, lesson 3: harmless)
   uint64_t retired_acks = 0;  // acks sent for a retired operation
+  uint64_t segments_received = 0;  // segments with at least one new byte
+  uint64_t superseded = 0;         // partial payloads replaced by a newer result's
+  uint64_t dropped_segments = 0;   // segments of an older or a conflicting result
 };
 
 class ReliableBcast {
  public:
   // `forward_delay` (seconds, fence_release_delay_ms) holds a non-root
-  // relay's first forward, to widen the window a fault can land in.
-  ReliableBcast(ReliableHost& host, double forward_delay);
+  // relay's first forward until that long after it holds the whole payload,
+  // to widen the window a fault can land in (the release is then
+  // store-and-forward at that relay). `segment`: bytes per segment a holder
+  // cuts its sends into (fence_release_segment; 0: the whole payload).
+  ReliableBcast(ReliableHost& host, double forward_delay, uint64_t segment);
 
   // The root starts an operation (or a new root adopts one whose root
   // departed): hold, deliver locally, forward to the children.
-  void originate(const OpId& id, std::shared_ptr<const Blob> payload, double started);
-  // A payload arrived from `from`, computed under `sender_version`.
-  void on_payload(const OpId& id, int from, uint64_t sender_version,
-                  std::shared_ptr<const Blob> payload, double started);
+  void originate(const OpId& id, std::shared_ptr<const Blob> payload, double started,
+                 PayloadKey key);
+  // A segment arrived from `from`, computed under `sender_version`.
+  void on_payload(const OpId& id, int from, uint64_t sender_version, ReleaseSegment segment,
+                  double started);
   void on_ack(const OpId& id, int from, uint64_t sender_version, bool retired, double held_latest);
   // The failure view changed: every operation restarts (parked ones once
   // the view has caught up with what they wait for).
@@ -110,7 +148,8 @@ class ReliableBcast {
   // every rank held them. Later payloads for them are answered "retired".
   void retire_below(tag::Topology topology, uint32_t signature, uint64_t generation);
 
-  bool holds(const OpId& id) const { return ops_.count(id) != 0; }
+  // The whole payload of `id` is held here.
+  bool holds(const OpId& id) const;
   // The subtree of this rank has acknowledged under the current restart.
   bool complete(const OpId& id) const;
   bool parked(const OpId& id) const;
@@ -123,9 +162,11 @@ class ReliableBcast {
 
  private:
   struct Op {
-    std::shared_ptr<const Blob> payload;
-    double started = 0;      // the root's stamp when the release began
-    double held_latest = 0;  // max over this subtree of "held at"
+    PayloadKey key;
+    SegmentAssembly assembly;             // the bytes so far, until whole
+    std::shared_ptr<const Blob> payload;  // the whole payload, once held
+    double started = 0;                   // the root's stamp when the release began
+    double held_latest = 0;               // max over this subtree of "held at"
     // "# children at time of (re)start", in this topology.
     std::vector<int> expected;
     std::set<int> acked;  // of `expected`, acks valid for this restart
@@ -136,19 +177,26 @@ class ReliableBcast {
     bool parked = false;
     uint64_t park_until = 0;  // the sender's version that made it park
     bool running = false;     // (re)started at least once and not parked since
-    double forward_due = -1;  // >= 0: the first forward is held until then
+    // >= 0: the first forward is held until then (+infinity: until the
+    // whole payload is held, then forward_delay longer).
+    double forward_due = -1;
     bool complete = false;
   };
 
-  void hold(const OpId& id, Op& op, int from, std::shared_ptr<const Blob> payload, double started);
+  // Every byte of `op` is here: keep the payload, deliver it locally.
+  void hold_whole(const OpId& id, Op& op);
   void restart(const OpId& id, Op& op);
-  void send_payload(const OpId& id, const Op& op, const std::vector<int>& peers);
+  // Every segment held, to `peers`; returns the segments sent.
+  size_t send_held(const OpId& id, const Op& op, const std::vector<int>& peers);
+  void send_segment(const OpId& id, const Op& op, const std::vector<int>& peers,
+                    std::shared_ptr<const Blob> owner, size_t at, size_t length, uint64_t offset);
   void check_complete(const OpId& id, Op& op);
   void send_ack(const OpId& id, int peer, bool retired, double held_latest);
   bool retired(const OpId& id) const;
 
   ReliableHost& host_;
   double forward_delay_;
+  uint64_t segment_;
   std::map<OpId, Op> ops_;
   // Per (topology, signature): generations below this are retired.
   std::map<std::pair<tag::Topology, uint32_t>, uint64_t> retired_below_;

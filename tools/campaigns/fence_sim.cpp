@@ -289,9 +289,10 @@ FenceCampaignCounts run_fence_campaign(const FenceCampaign& campaign,
       std::vector<std::string> kills;
       for (const auto& [rank, at] : c.failures)
         kills.push_back(fmt::format("{}@{:.3f}us", rank, sim::to_micros(at)));
-      counts.first_bad.push_back(fmt::format("n={} {} notices={} seed={} kills [{}]: {}", c.size,
-                                             c.config.describe(), sim_notices_name(c.notices),
-                                             c.seed, fmt::join(kills, " "), r.failure));
+      counts.first_bad.push_back(
+          fmt::format("n={} {} segment={} max_blob={} notices={} seed={} kills [{}]: {}", c.size,
+                      c.config.describe(), c.config.release_segment, c.max_blob,
+                      sim_notices_name(c.notices), c.seed, fmt::join(kills, " "), r.failure));
     }
   };
 
@@ -314,6 +315,8 @@ FenceCampaignCounts run_fence_campaign(const FenceCampaign& campaign,
     c.size = s.size;
     c.config.routing_radix = s.routing;
     c.config.release_radix = s.release;
+    c.config.release_segment = campaign.release_segment;
+    c.max_blob = campaign.max_blob;
     c.generations = campaign.generations;
     return c;
   };

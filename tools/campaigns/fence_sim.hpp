@@ -80,6 +80,11 @@ struct FenceCampaign {
   size_t random_trials = 10000;   // double and triple failures
   size_t random_max_size = 256;   // random trials use sizes up to this
   bool random_kill_root = false;  // every random trial kills the root among its victims
+  // fence_release_segment of every run, and the largest blob: a segment
+  // well below max_blob x size makes every release several segments, so
+  // relays die between segments (a release of N x ~max_blob/2 bytes).
+  uint64_t release_segment = 64 * 1024;
+  size_t max_blob = 48;
   uint64_t seed = 1;
   int generations = 2;
 };

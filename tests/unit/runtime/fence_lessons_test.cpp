@@ -38,6 +38,8 @@ FenceMessage release_message(const FenceConfig& c, int n, uint64_t generation, u
   m.header.generation = generation;
   m.header.tree_version = version;
   m.payload = std::make_shared<const Blob>(runtime::encode_fence_result(result));
+  m.key = {0, 0};               // result.origin, origin_version
+  m.total = m.payload->size();  // the whole payload in one segment
   return m;
 }
 

@@ -13,7 +13,9 @@ void TapTransport::am_send(int peer, uint16_t id, std::span<const std::byte> pay
   }
   const runtime::FenceMessage m = runtime::decode_fence_message(payload, rank());
   log_.push_back({rank(), peer, m.header.kind, m.header.topology, m.header.generation,
-                  m.header.tree_version, m.retired});
+                  m.header.tree_version, m.retired, m.offset, runtime::segment_bytes(m).size(),
+                  m.total});
+  if (observer_) observer_(log_.back());
   inner().am_send(peer, id, payload);
 }
 
@@ -42,6 +44,14 @@ Blob FenceWorld::blob(int rank, uint64_t generation) {
   return out;
 }
 
+Blob FenceWorld::contribution(int rank, uint64_t generation) const {
+  if (!blob_bytes_) return blob(rank, generation);
+  Blob out(*blob_bytes_);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::byte>((rank * 131 + static_cast<int>(generation) * 17 + i) & 0xff);
+  return out;
+}
+
 bool FenceWorld::got(int rank, uint64_t generation) {
   const auto& mine = results_[static_cast<size_t>(rank)];
   if (generation < mine.size() && mine[generation]) return true;
@@ -50,7 +60,7 @@ bool FenceWorld::got(int rank, uint64_t generation) {
 
 void FenceWorld::start(int rank) {
   const uint64_t g = started_[static_cast<size_t>(rank)]++;
-  const Blob mine = blob(rank, g);
+  const Blob mine = contribution(rank, g);
   const uint64_t got = engine(rank).start(mine);
   if (got != g)
     throw Error(Errc::internal, fmt::format("rank {}: generation {} != {}", rank, got, g));
@@ -189,7 +199,7 @@ std::string FenceWorld::verify(uint64_t generation) {
     if (listed) {
       if (alive(r)) return fmt::format("living rank {} is listed departed", r);
       if (!got.empty()) return fmt::format("departed rank {} has a non-empty entry", r);
-    } else if (got != blob(r, generation)) {
+    } else if (got != contribution(r, generation)) {
       return fmt::format("entry of rank {} differs ({} bytes)", r, got.size());
     }
   }

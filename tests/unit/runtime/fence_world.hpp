@@ -41,6 +41,8 @@ struct SentMessage {
   uint64_t generation = 0;
   uint64_t tree_version = 0;
   bool retired = false;  // ack: "retired"
+  // release / release_up: the segment [offset, offset + length) of `total`
+  uint64_t offset = 0, length = 0, total = 0;
 };
 
 class TapTransport final : public ForwardingTransport {
@@ -50,6 +52,10 @@ class TapTransport final : public ForwardingTransport {
   // After `sends` more active messages this rank sends nothing at all.
   void cut_after(size_t sends) { budget_ = sends; }
   bool cut() const { return budget_ && *budget_ == 0; }
+  // Called with every message this rank sends, as it is sent.
+  void observe(std::function<void(const SentMessage&)> observer) {
+    observer_ = std::move(observer);
+  }
 
   std::string name() const override { return "tap"; }
   void am_send(int peer, uint16_t id, std::span<const std::byte> payload) override;
@@ -57,6 +63,7 @@ class TapTransport final : public ForwardingTransport {
  private:
   std::vector<SentMessage>& log_;
   std::optional<size_t> budget_;
+  std::function<void(const SentMessage&)> observer_;
 };
 
 class FenceWorld {
@@ -77,6 +84,9 @@ class FenceWorld {
   // The blob rank `rank` contributes to generation `generation`: sizes vary
   // (0 .. ~300 bytes) so the encoding of variable blobs is exercised.
   static Blob blob(int rank, uint64_t generation);
+  // Every rank's blob is `bytes` long from now on (contents as blob()).
+  void set_blob_bytes(size_t bytes) { blob_bytes_ = bytes; }
+  Blob contribution(int rank, uint64_t generation) const;
 
   // Whether `rank` holds the result of `generation` (collected or not).
   bool got(int rank, uint64_t generation);
@@ -124,6 +134,7 @@ class FenceWorld {
   std::vector<uint64_t> started_;  // fences started per rank
   std::vector<std::vector<std::optional<runtime::FenceResult>>> results_;
   std::set<int> dead_;
+  std::optional<size_t> blob_bytes_;
   std::vector<FailureNotice> notices_;  // every notice issued, in order
   Notices policy_ = Notices::all;
   std::mt19937_64 rng_{1};
