@@ -74,10 +74,11 @@ int run_campaign(const CampaignArgs& a) {
       campaign, config, [](const std::string& line) { fmt::print("  {}\n", line); });
   fmt::print(
       "shapes\t{}\nsingle_relay_kills\t{}\nrandom_double_triple\t{}\nranks_killed\t{}\n"
-      "fences_completed\t{}\nreplays\t{}\nparked\t{}\nadopted_up\t{}\nbad_runs\t{}\n"
-      "wall_s\t{:.1f}\n",
+      "fences_completed\t{}\nreplays\t{}\nparked\t{}\nadopted_up\t{}\nsuperseded\t{}\n"
+      "bad_runs\t{}\nwall_s\t{:.1f}\n",
       counts.shapes, counts.single_runs, counts.random_runs, counts.failures, counts.fences,
-      counts.replays, counts.parked, counts.adopted_up, counts.bad, counts.wall_seconds);
+      counts.replays, counts.parked, counts.adopted_up, counts.superseded, counts.bad,
+      counts.wall_seconds);
   for (const std::string& bad : counts.first_bad)
     fmt::print("BAD {}\n", bad);
   return counts.bad == 0 ? 0 : 1;

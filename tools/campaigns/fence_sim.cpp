@@ -212,6 +212,7 @@ FenceSimResult run_fence_sim(const FenceSimCase& c, const sim::SimConfig& sim_co
     result.replays += e.release_stats().replays;
     result.parked += e.release_stats().parked;
     result.adopted_up += e.stats().adopted_up;
+    result.superseded += e.release_stats().superseded;
   }
   for (int r = 0; r < c.size; ++r) {
     if (fail_time.count(r)) continue;
@@ -283,6 +284,7 @@ FenceCampaignCounts run_fence_campaign(const FenceCampaign& campaign,
     counts.replays += r.replays;
     counts.parked += r.parked;
     counts.adopted_up += r.adopted_up;
+    counts.superseded += r.superseded;
     if (r.ok) return;
     ++counts.bad;
     if (counts.first_bad.size() < 10) {

@@ -60,6 +60,7 @@ struct FenceSimResult {
   size_t payload_bytes = 0;  // generation 0's release on the wire
   uint64_t messages = 0;     // active messages sent
   uint64_t replays = 0, parked = 0, adopted_up = 0;
+  uint64_t superseded = 0;       // partial payloads replaced by a newer result's segments
   std::vector<sim::Time> steps;  // record_steps: distinct send times, ascending
   std::string describe() const;  // one line
 };
@@ -96,7 +97,7 @@ struct FenceCampaignCounts {
   uint64_t failures = 0;     // ranks killed, over all runs
   uint64_t fences = 0;       // fences completed by survivors, over all runs
   uint64_t bad = 0;          // runs that did not pass
-  uint64_t replays = 0, parked = 0, adopted_up = 0;
+  uint64_t replays = 0, parked = 0, adopted_up = 0, superseded = 0;
   std::vector<std::string> first_bad;  // up to 10 descriptions
   double wall_seconds = 0;
 };
