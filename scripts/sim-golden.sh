@@ -49,7 +49,11 @@ done <"$out/algorithms"
 run allreduce --algo ring -n 300 --size 1MiB
 run allgather --algo ring -n 200 --size 1MiB --jitter 0.5
 run alltoall --algo pairwise -n 150 --size 4KiB --recv 1
+run alltoallv --algo pairwise -n 150 --size 4KiB
 run bcast --algo pipeline -n 100 --size 1MiB --t 1
+# Receives matched out of posting order, from the newest end of long queues.
+run bcast --algo scatter_allgather -n 300 --size 1MiB
+run bcast --algo scatter_allgather -n 130 --size 1MB --jitter 0.3 --ranks-per-node 4
 run release --algo kary:4,seg=64KiB -n 200 --size 1MB
 run allreduce --algo ring -n 50 --size 64KiB --plogp "$plogp" --jitter 0.2
 run alltoall --algo bruck -n 33 --size 1KiB --plogp "$plogp" --data real

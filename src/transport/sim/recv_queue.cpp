@@ -2,51 +2,11 @@
 
 #include <cstring>
 
+#include "transport/sim/recv_queue_format.hpp"
+
 namespace grove::sim {
-namespace {
 
-// An entry's flag byte: which fields differ from the previous receive.
-// kNextChannel: the tag is the previous one's on the next channel (a
-// ring's receives), so it needs no integer. kRun alone: a run of repeats,
-// its count follows.
-constexpr uint8_t kContext = 1, kData = 2, kCapacity = 4, kDone = 8, kTag = 16, kNextChannel = 32;
-constexpr uint8_t kRun = 64;
-// kNear: a repeat but for its capacity, which differs from the previous
-// receive's by the zigzag integer in the low 7 bits (an allgatherv's
-// blocks differ by a few bytes from one to the next): one byte.
-constexpr uint8_t kNear = 128;
-
-// Differences as zigzag integers: small either way round, small encoding.
-uint64_t zigzag(uint64_t difference) {
-  const auto d = static_cast<int64_t>(difference);
-  return (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63);
-}
-uint64_t unzigzag(uint64_t z) {
-  return (z >> 1) ^ (~(z & 1) + 1);
-}
-
-Tag next_channel(Tag t) {
-  return tag::with_channel(t, tag::channel(t) + 1);
-}
-
-uint64_t get(const std::vector<uint8_t>& in, uint32_t& at) {
-  uint64_t v = 0;
-  for (int shift = 0;; shift += 7) {
-    const uint8_t byte = in[at++];
-    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (byte < 0x80) return v;
-  }
-}
-
-void put(std::vector<uint8_t>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<uint8_t>(v));
-}
-
-}  // namespace
+using namespace packed;
 
 RecvQueue::Step RecvQueue::step_between(const PostedRecv& from, const PostedRecv& to) {
   Step step;
@@ -66,6 +26,18 @@ PostedRecv RecvQueue::repeat(const PostedRecv& before, const PostedRecv& last) {
       reinterpret_cast<std::byte*>(static_cast<uintptr_t>(2 * bits(last.data) - bits(before.data)));
   // A repeat's step moves the tag by the same channel or the next one.
   if (last.tag != before.tag) r.tag = next_channel(last.tag);
+  return r;
+}
+
+PostedRecv RecvQueue::nth_repeat(const PostedRecv& before, const PostedRecv& last, uint64_t k) {
+  PostedRecv r = last;
+  r.context = reinterpret_cast<void*>(
+      static_cast<uintptr_t>(bits(last.context) + k * (bits(last.context) - bits(before.context))));
+  r.data = reinterpret_cast<std::byte*>(
+      static_cast<uintptr_t>(bits(last.data) + k * (bits(last.data) - bits(before.data))));
+  // As repeat(), k times (channels wrap at 64: k's low bits are enough).
+  if (last.tag != before.tag)
+    r.tag = tag::with_channel(last.tag, tag::channel(last.tag) + static_cast<uint32_t>(k));
   return r;
 }
 
@@ -170,11 +142,6 @@ PostedRecv RecvQueue::read_packed(const PostedRecv& before, const PostedRecv& la
   return r;
 }
 
-void RecvQueue::clear() {
-  count_ = lead_ = head_ = tail_ = 0;
-  packed_.clear();
-}
-
 bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
   if (count_ == 0) return false;
   if (front_.tag == tag && front_.context == context) {
@@ -182,20 +149,6 @@ bool RecvQueue::remove(Tag tag, const void* context, PostedRecv& out) {
     return true;
   }
   return take_later(tag, true, context, out);
-}
-
-bool RecvQueue::take_later(Tag tag, bool by_context, const void* context, PostedRecv& out) {
-  std::vector<PostedRecv> all = list();
-  size_t at = 1;
-  while (at < all.size() && (all[at].tag != tag || (by_context && all[at].context != context)))
-    ++at;
-  if (at == all.size()) return false;
-  out = all[at];
-  all.erase(all.begin() + static_cast<std::ptrdiff_t>(at));
-  clear();
-  for (const PostedRecv& r : all)
-    push(r);
-  return true;
 }
 
 std::vector<PostedRecv> RecvQueue::list() const {

@@ -25,8 +25,14 @@
 //
 // Matching takes the oldest receive of the message's tag. That is the
 // oldest of all (one comparison) whenever receives are matched in the
-// order they were posted, as every schedule's are; any other receive is
-// taken out by unpacking and repacking the queue.
+// order they were posted, as most schedules' are. Any other receive
+// (recv_queue_take.cpp) is found walking the queue from the oldest a run
+// at a time (where in a run of repeats a tag falls is arithmetic), and
+// taken out re-encoding only the two receives after it: the packed bytes
+// before and after are kept as they are. A bcast scatter_allgather's
+// receiver takes many receives out of order, each within the first 64 of
+// a queue of up to N (its ring's channels cycle), so a take costs a few
+// entries and a copy of the queue's bytes, not the queue's length.
 
 #include <cstddef>
 #include <cstdint>
@@ -139,6 +145,16 @@ class RecvQueue {
   // at `at`, which moves past it.
   static PostedRecv read(const std::vector<uint8_t>& packed, Reader& at, const PostedRecv& before,
                          const PostedRecv& last);
+  // The k-th receive (k >= 1) after `last` in a run of repeats of the step
+  // from `before` to `last`.
+  static PostedRecv nth_repeat(const PostedRecv& before, const PostedRecv& last, uint64_t k);
+  // The first k in [1, count] whose nth_repeat(before, last, k) has `tag`
+  // (and, by_context, `context`); 0 when none has.
+  static uint64_t find_in_run(const PostedRecv& before, const PostedRecv& last, uint64_t count,
+                              Tag tag, bool by_context, const void* context);
+  // Appends k >= 1 receives repeating the newest's step, the last of them
+  // `last` (count_ >= 2; they must be repeats: the caller read them as such).
+  void append_repeats(uint32_t k, const PostedRecv& last);
   // The receive after `last` (whose predecessor is `before`), taken from the
   // packed ones; at least one must be packed.
   PostedRecv next_after(const PostedRecv& before, const PostedRecv& last) {
@@ -153,8 +169,9 @@ class RecvQueue {
   // The two oldest, the newest and the step that led to it (both valid when
   // count_ >= 3).
   const PostedRecv& newest() const { return count_ == 2 ? second_ : back_; }
+  // Takes out the oldest receive but the front (which the caller checked)
+  // with `tag` (and, by_context, `context`): see recv_queue_take.cpp.
   bool take_later(Tag tag, bool by_context, const void* context, PostedRecv& out);
-  void clear();
 
   // In the order matching reads them (a stream puts two words before, so
   // the oldest, the count and the run of repeats share a cache line; the
