@@ -29,7 +29,28 @@ Event EventQueue::top() const {
   if (source == kHeap) return heap_.front();
   const Lane& lane = lanes_[source];
   const LaneEvent& e = lane.ring[lane.head];
-  return Event{e.time, e.seq, e.id, static_cast<uint8_t>(source)};
+  return Event{e.time, e.seq, e.id, static_cast<uint8_t>(source % kKinds)};
+}
+
+void EventQueue::push_out_of_order(const Event& e) {
+  // Best fit: the spare whose last event is the latest not after e's, else
+  // an empty spare (an empty lane takes anything), else the heap.
+  int best = -1, empty = -1;
+  for (int j = 1; j < kLanesPerKind; ++j) {
+    const int source = e.kind + kKinds * j;
+    const Lane& lane = lanes_[source];
+    if (lane.count == 0) {
+      if (empty < 0) empty = source;
+    } else if (lane.last_time <= e.time && (best < 0 || lane.last_time > lanes_[best].last_time)) {
+      best = source;
+    }
+  }
+  if (best < 0) best = empty;
+  if (best < 0) {
+    heap_push(e);
+    return;
+  }
+  append(lanes_[best], static_cast<uint32_t>(best), e.time, e.seq, e.id);
 }
 
 // A 4-ary min-heap: half the levels of a binary one.

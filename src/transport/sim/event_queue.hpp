@@ -7,7 +7,12 @@
 // Most events of one kind are scheduled in time order (a head arrival is
 // always `latency` after its departure, which happens in time order), so
 // each kind has a lane: a FIFO that takes an event no earlier than its
-// last one. Only events that would break a lane's order go to a 4-ary heap.
+// last one. An event that would break its lane's order goes to one of the
+// kind's spare lanes (the one whose last event is the latest not after it:
+// a few lanes sort a merge of as many ordered sequences, as an alltoallv's
+// deliveries of blocks a byte or two apart are), and only when none takes
+// it to a 4-ary heap (which at 10,000 ranks outgrows the cache: a pop
+// there is a few misses).
 // The lanes holding events and the heap (the sources) are kept in an
 // array ordered by their earliest event, each entry holding that event's
 // (time, seq), so taking the earliest reads the first entry and compares
@@ -41,7 +46,10 @@ struct Taken {
 
 class EventQueue {
  public:
-  static constexpr int kLanes = 8;  // one per event kind (kind < kLanes)
+  static constexpr int kKinds = 8;  // event kinds (kind < kKinds)
+  // Lane kind + kKinds * j is kind's (j = 0 the first, then its spares).
+  static constexpr int kLanesPerKind = 4;
+  static constexpr int kLanes = kKinds * kLanesPerKind;
 
   bool empty() const { return sources_ == 0; }
   size_t size() const;
@@ -51,22 +59,12 @@ class EventQueue {
   void push(const Event& e) { push(e.time, e.seq, e.id, e.kind); }
   void push(Time time, uint64_t seq, uint32_t id, uint8_t kind) {
     Lane& lane = lanes_[kind];
-    const bool was_empty = lane.count == 0;
     // seq grows with every push, so not earlier in time means not earlier.
-    if (!was_empty && time < lane.last_time) {
-      heap_push(Event{time, seq, id, kind});
+    if (lane.count != 0 && time < lane.last_time) {
+      push_out_of_order(Event{time, seq, id, kind});
       return;
     }
-    if (lane.count == lane.capacity) [[unlikely]]
-      lane.grow();
-    LaneEvent& slot = lane.ring[lane.tail];
-    slot.time = time;
-    slot.seq = seq;
-    slot.id = id;
-    lane.tail = (lane.tail + 1) & lane.mask;
-    ++lane.count;
-    lane.last_time = time;
-    if (was_empty) enter(Front{time, seq, kind});
+    append(lane, kind, time, seq, id);
   }
   // The earliest pending event, taken out; the queue must not be empty.
   Taken pop() {
@@ -76,7 +74,7 @@ class EventQueue {
     Lane& lane = lanes_[source];
     const LaneEvent* ring = lane.ring.get();
     const uint32_t head = lane.head;
-    const Taken taken{first.time, ring[head].id, static_cast<uint8_t>(source)};
+    const Taken taken{first.time, ring[head].id, static_cast<uint8_t>(source % kKinds)};
     const uint32_t next = (head + 1) & lane.mask;
     lane.head = next;
     if (--lane.count == 0) {
@@ -119,6 +117,23 @@ class EventQueue {
     uint64_t seq;
     uint32_t source;
   };
+
+  // Appends to lane `source` an event no earlier than its last one.
+  void append(Lane& lane, uint32_t source, Time time, uint64_t seq, uint32_t id) {
+    const bool was_empty = lane.count == 0;
+    if (lane.count == lane.capacity) [[unlikely]]
+      lane.grow();
+    LaneEvent& slot = lane.ring[lane.tail];
+    slot.time = time;
+    slot.seq = seq;
+    slot.id = id;
+    lane.tail = (lane.tail + 1) & lane.mask;
+    ++lane.count;
+    lane.last_time = time;
+    if (was_empty) enter(Front{time, seq, source});
+  }
+  // An event earlier than its kind's first lane's last: a spare lane or the heap.
+  void push_out_of_order(const Event& e);
 
   static bool earlier(const Front& a, const Front& b) {
     return a.time < b.time || (a.time == b.time && a.seq < b.seq);

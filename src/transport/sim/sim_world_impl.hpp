@@ -71,7 +71,7 @@ struct SimWorld::Impl {
     am_handle,      // run an AM's handler
     fail,           // a rank departs
   };
-  static_assert(static_cast<int>(EventKind::fail) < EventQueue::kLanes);
+  static_assert(static_cast<int>(EventKind::fail) < EventQueue::kKinds);
   // The per-rank state every message reads is SimRankState, in the rank's
   // transport; this is the rest.
   using RankState = SimRankState;
