@@ -30,9 +30,10 @@
 // at a time (where in a run of repeats a tag falls is arithmetic), and
 // taken out re-encoding only the two receives after it: the packed bytes
 // before and after are kept as they are. A bcast scatter_allgather's
-// receiver takes many receives out of order, each within the first 64 of
-// a queue of up to N (its ring's channels cycle), so a take costs a few
-// entries and a copy of the queue's bytes, not the queue's length.
+// receiver takes many receives out of order from a queue of up to N, each
+// the oldest of its ring channel (63 cycle), so mostly among the oldest
+// 63: a take costs a few entries and a copy of the queue's bytes, not
+// the queue's length.
 
 #include <cstddef>
 #include <cstdint>
