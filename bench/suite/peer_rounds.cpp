@@ -315,7 +315,8 @@ RunSummary run_with_peers(const PeerRunOptions& options_in) {
                   kMetricsLine),
       fmt::format("grove: blocking collectives, algorithm {}, wait_policy {}, launched by grove "
                   "run -n {} (binds rank r to core r mod cores); blocking auto calls up to "
-                  "shm_max_bytes, and from shm_cma_min_bytes those with a single-copy form, run "
+                  "shm_max_bytes, and from shm_cma_min_bytes (scatter, alltoall: "
+                  "shm_cma_min_block_bytes) those with a single-copy form, run "
                   "through the communicator's shared-memory segment",
                   o.algorithm, o.wait_policies.empty() ? "default" : join(o.wait_policies, " / "),
                   o.ranks),

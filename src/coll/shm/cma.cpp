@@ -16,16 +16,17 @@ namespace {
 
 const params::BytesParam shm_cma_min_bytes{
     "shm_cma_min_bytes", 512 * 1024, 0, uint64_t{1} << 40,
-    "blocking bcast, allgather, reduce and allreduce on one host whose message (block, vector) is "
+    "blocking bcast, gather, allgather, reduce and allreduce on one host whose message (block, "
+    "vector) is "
     "at least this many bytes are copied once, straight between the ranks' buffers "
     "(process_vm_readv), instead of through the shared-memory slots; not bounded by "
     "shm_max_bytes or shm_slot_bytes (0: never)"};
 
 const params::BytesParam shm_cma_min_block_bytes{
-    "shm_cma_min_block_bytes", 512 * 1024, 0, uint64_t{1} << 40,
-    "the same for blocking scatter, gather and alltoall, by their block: their slot path copies "
-    "every block through one rank (the root, or every rank in and out), so the single copy "
-    "pays from smaller blocks (0: never)"};
+    "shm_cma_min_block_bytes", 256 * 1024, 0, uint64_t{1} << 40,
+    "the same for blocking scatter and alltoall, by their block: their slot path copies every "
+    "block through one rank (the root's N blocks in, or every rank's N in and N out), so the "
+    "single copy pays from smaller blocks (0: never)"};
 
 // The word other members read when they probe this process; its value is
 // set once, before the first probe target is handed out, and never again.
@@ -44,8 +45,7 @@ uint64_t make_token() {
 namespace {
 
 bool by_block(coll::Collective collective) {
-  return collective == coll::Collective::scatter || collective == coll::Collective::gather ||
-         collective == coll::Collective::alltoall;
+  return collective == coll::Collective::scatter || collective == coll::Collective::alltoall;
 }
 
 }  // namespace

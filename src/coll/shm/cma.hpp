@@ -23,10 +23,12 @@ namespace grove::shm {
 
 // Where the single-copy path starts for `collective` (every one but barrier
 // has it; the segment's members must have agreed that CMA works): blocks of
-// at least shm_cma_min_block_bytes for scatter, gather and alltoall, whose
-// slot path funnels all N blocks through one rank's copies (the root's, or
-// every rank's in and out); messages or vectors of at least
-// shm_cma_min_bytes for the others. 0 turns the path off.
+// at least shm_cma_min_block_bytes (256 KiB) for scatter and alltoall, whose
+// slot path funnels all N blocks through one rank's copies (the root's N in,
+// or every rank's N in and N out); messages, blocks or vectors of at least
+// shm_cma_min_bytes (512 KiB) for the others (gather's slot path lets every
+// rank copy its block in at once: at 256 KiB it beat the single copy at 2,
+// 4 and 8 ranks, docs/shm.md). 0 turns the path off.
 size_t cma_min_bytes(coll::Collective collective);
 // The name of that parameter, for messages.
 std::string_view cma_param_name(coll::Collective collective);
