@@ -160,7 +160,10 @@ std::string shm_refusal(const ExplainCall& call, const JobContext& job) {
   }
   const auto& registry = params::Registry::global();
   const auto max_bytes = static_cast<uint64_t>(registry.get("shm_max_bytes").as_int);
-  const coll::Collective collective = call_facts(call).collective;
+  // By name: call_facts would refuse a size the collective cannot take,
+  // which is not this function's question.
+  const coll::Collective collective =
+      coll::collective_named(call.collective).value_or(coll::Collective::other);
   const uint64_t cma_from = shm::cma_min_bytes(collective);
   // Group::route: single copy from the collective's threshold, else the slots.
   if (need->single_copy && job.single_copy && cma_from > 0 && need->message >= cma_from) return {};
