@@ -409,13 +409,22 @@ summarize() {
       echo "|---:|---|---:|---:|---:|---:|---:|"
       medians "$out"/fence16-routing.tsv "$out"/fence16-release4.tsv | awk -F'\t' -v n=16 \
         -v flat="$out/fence16-compare-flat.txt" -v probe="$out/fence16-compare-probe.txt" '
-        function load(file, which,   line, f) {
-          # grove fence compare: n modex bandwidth tree radix payload coverage total ...
+        function load(file, which,   line, f, i, cov, tot) {
+          # grove fence compare: n modex bandwidth tree radix ... fence_coverage_us
+          # fence_total_us ...; the columns are found by their header names.
+          cov = 7; tot = 8
           while ((getline line < file) > 0) {
             split(line, f, "\t")
+            if (f[1] == "n") {
+              for (i = 1; i in f; i++) {
+                if (f[i] == "fence_coverage_us") cov = i
+                if (f[i] == "fence_total_us") tot = i
+              }
+              continue
+            }
             if (f[1] != n || f[3] == "inf") continue
-            if (f[4] == "routing") { rc[which, f[2]] = f[7]; rt[which, f[2]] = f[8] }
-            if (f[4] == "release" && f[5] == 4) { lc[which, f[2]] = f[7]; lt[which, f[2]] = f[8] }
+            if (f[4] == "routing") { rc[which, f[2]] = f[cov]; rt[which, f[2]] = f[tot] }
+            if (f[4] == "release" && f[5] == 4) { lc[which, f[2]] = f[cov]; lt[which, f[2]] = f[tot] }
           }
         }
         function pred(which, modex, span) {
