@@ -200,15 +200,14 @@ TEST(ShmCmaRoute, ScatterAndAlltoallStartAtTheBlockThreshold) {
   using Route = Group::Route;
   params::ScopedSet message("shm_cma_min_bytes", "1024");
   params::ScopedSet block("shm_cma_min_block_bytes", "256");
-  for (coll::Collective c :
-       {coll::Collective::scatter, coll::Collective::alltoall}) {
+  for (coll::Collective c : {coll::Collective::scatter, coll::Collective::alltoall}) {
     EXPECT_EQ(g.route(c, 256, 256, true), Route::single_copy);
     EXPECT_EQ(g.route(c, 255, 255, true), Route::slots);
     EXPECT_EQ(shm::cma_param_name(c), "shm_cma_min_block_bytes");
   }
-  for (coll::Collective c : {coll::Collective::bcast, coll::Collective::gather,
-                             coll::Collective::allgather, coll::Collective::reduce,
-                             coll::Collective::allreduce}) {
+  for (coll::Collective c :
+       {coll::Collective::bcast, coll::Collective::gather, coll::Collective::allgather,
+        coll::Collective::reduce, coll::Collective::allreduce}) {
     EXPECT_EQ(g.route(c, 256, 256, true), Route::slots);
     EXPECT_EQ(g.route(c, 1024, 1024, true), Route::single_copy);
     EXPECT_EQ(shm::cma_param_name(c), "shm_cma_min_bytes");
