@@ -21,32 +21,17 @@ using runtime::FenceConfig;
 using runtime::FenceKind;
 using runtime::FenceMessage;
 
-constexpr uint32_t kContext = 7;  // FenceWorld's communicator
-
 FenceMessage release_message(const FenceConfig& c, int n, uint64_t generation, uint64_t version) {
   runtime::FenceResult result;
   result.origin = 0;
   for (int r = 0; r < n; ++r)
     result.blobs.push_back(FenceWorld::blob(r, generation));
-  FenceMessage m;
-  m.header.kind = FenceKind::release;
-  m.header.topology = c.release_topology();
-  m.header.low_radix_release = c.low_radix_release;
-  m.header.routing_radix = static_cast<uint32_t>(c.routing_radix);
-  m.header.release_radix = static_cast<uint32_t>(c.release_radix);
-  m.header.context = kContext;
-  m.header.generation = generation;
+  FenceMessage m = release_header(c, generation);
   m.header.tree_version = version;
   m.payload = std::make_shared<const Blob>(runtime::encode_fence_result(result));
   m.key = {0, 0};               // result.origin, origin_version
   m.total = m.payload->size();  // the whole payload in one segment
   return m;
-}
-
-// Sends `m` from `from` to `to` through the raw transport (not from's engine).
-void inject(FenceWorld& w, int from, int to, const FenceMessage& m) {
-  w.world().transport(from).am_send(to, runtime::fence_am_id(m.header.topology, kContext),
-                                    runtime::encode_fence_message(m));
 }
 
 std::vector<SentMessage> sent_by(const FenceWorld& w, int rank) {
@@ -212,7 +197,8 @@ TEST(FenceLessons, ConfigurationMismatchIsNamed) {
   {
     const FenceConfig c = fence_config(64, 4);
     FenceWorld w(4, c);
-    w.world().transport(2).am_send(1, runtime::fence_am_id(tag::Topology::routing, kContext),
+    w.world().transport(2).am_send(1,
+                                   runtime::fence_am_id(tag::Topology::routing, kFenceWorldContext),
                                    runtime::encode_fence_message(release_message(c, 4, 0, 0)));
     try {
       w.drive([] { return false; }, 50);
@@ -270,7 +256,8 @@ TEST(FenceLessons, MalformedMessagesAreProtocolErrorsNotCrashes) {
   // Garbage on the fence's path is a named error on that rank.
   FenceWorld w(4, c);
   const Blob junk{std::byte{1}, std::byte{2}, std::byte{250}};
-  w.world().transport(2).am_send(1, runtime::fence_am_id(tag::Topology::routing, kContext), junk);
+  w.world().transport(2).am_send(
+      1, runtime::fence_am_id(tag::Topology::routing, kFenceWorldContext), junk);
   try {
     w.drive([] { return false; }, 50);
     ADD_FAILURE() << "no error";

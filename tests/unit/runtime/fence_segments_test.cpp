@@ -22,8 +22,6 @@ using runtime::FenceConfig;
 using runtime::FenceKind;
 using runtime::FenceMessage;
 
-constexpr uint32_t kContext = 7;  // FenceWorld's communicator
-
 FenceConfig segmented(int routing, int release, uint64_t segment) {
   FenceConfig c = fence_config(routing, release);
   c.release_segment = segment;
@@ -184,25 +182,12 @@ TEST(FenceSegments, RelayKilledBetweenSegmentsOrphansCompleteViaReplay) {
 
 FenceMessage segment_message(uint64_t generation, runtime::PayloadKey key, uint64_t total,
                              uint64_t offset, Blob bytes) {
-  const FenceConfig c = fence_config(64, 2);
-  FenceMessage m;
-  m.header.kind = FenceKind::release;
-  m.header.topology = c.release_topology();
-  m.header.low_radix_release = c.low_radix_release;
-  m.header.routing_radix = static_cast<uint32_t>(c.routing_radix);
-  m.header.release_radix = static_cast<uint32_t>(c.release_radix);
-  m.header.context = kContext;
-  m.header.generation = generation;
+  FenceMessage m = release_header(fence_config(64, 2), generation);
   m.key = key;
   m.total = total;
   m.offset = offset;
   m.payload = std::make_shared<const Blob>(std::move(bytes));
   return m;
-}
-
-void inject(FenceWorld& w, int from, int to, const FenceMessage& m) {
-  w.world().transport(from).am_send(to, runtime::fence_am_id(m.header.topology, kContext),
-                                    runtime::encode_fence_message(m));
 }
 
 void expect_protocol_error(const Blob& bytes, const std::string& field) {

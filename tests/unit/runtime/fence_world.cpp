@@ -30,7 +30,8 @@ FenceWorld::FenceWorld(int size, const std::function<runtime::FenceConfig(int)>&
       results_(static_cast<size_t>(size)) {
   for (int r = 0; r < size; ++r) {
     taps_.push_back(std::make_unique<TapTransport>(world_.transport(r), log_));
-    engines_.push_back(std::make_unique<runtime::FenceEngine>(*taps_.back(), 7, config(r)));
+    engines_.push_back(
+        std::make_unique<runtime::FenceEngine>(*taps_.back(), kFenceWorldContext, config(r)));
   }
 }
 
@@ -216,6 +217,23 @@ std::string FenceWorld::describe() {
     out += fmt::format("rank {}: {}\n", r, engine(r).describe_pending());
   }
   return out + world_.describe();
+}
+
+runtime::FenceMessage release_header(const runtime::FenceConfig& c, uint64_t generation) {
+  runtime::FenceMessage m;
+  m.header.kind = runtime::FenceKind::release;
+  m.header.topology = c.release_topology();
+  m.header.low_radix_release = c.low_radix_release;
+  m.header.routing_radix = static_cast<uint32_t>(c.routing_radix);
+  m.header.release_radix = static_cast<uint32_t>(c.release_radix);
+  m.header.context = kFenceWorldContext;
+  m.header.generation = generation;
+  return m;
+}
+
+void inject(FenceWorld& w, int from, int to, const runtime::FenceMessage& m) {
+  w.world().transport(from).am_send(to, runtime::fence_am_id(m.header.topology, kFenceWorldContext),
+                                    runtime::encode_fence_message(m));
 }
 
 }  // namespace grove::testing

@@ -33,6 +33,13 @@ inline runtime::FenceConfig fence_config(int routing, int release, bool low = tr
   return c;
 }
 
+// The communicator context every FenceWorld engine runs under.
+inline constexpr uint32_t kFenceWorldContext = 7;
+
+// A release message's header under `c` (kind, topology, radices, context,
+// generation); the caller sets the key, total, offset and payload.
+runtime::FenceMessage release_header(const runtime::FenceConfig& c, uint64_t generation);
+
 struct SentMessage {
   int from = -1;
   int to = -1;
@@ -147,5 +154,9 @@ class FenceWorld {
   };
   std::vector<Pending> pending_;
 };
+
+// Sends `m` from `from` to `to` through the raw transport (not from's
+// engine): bytes another process could have sent.
+void inject(FenceWorld& w, int from, int to, const runtime::FenceMessage& m);
 
 }  // namespace grove::testing

@@ -13,20 +13,14 @@
 
 #include "transport/sim/recv_queue.hpp"
 #include "transport/tag.hpp"
+#include "unit/sim/recv_queue_checks.hpp"
 
 namespace grove::sim {
 namespace {
 
-void done_a(void*, const Status&) {}
-void done_b(void*, const Status&) {}
-
-void expect_same(const PostedRecv& got, const PostedRecv& want, int op) {
-  ASSERT_EQ(got.context, want.context) << op;
-  ASSERT_EQ(got.data, want.data) << op;
-  ASSERT_EQ(got.capacity, want.capacity) << op;
-  ASSERT_EQ(got.done, want.done) << op;
-  ASSERT_EQ(got.tag, want.tag) << op;
-}
+using recv_checks::done_a;
+using recv_checks::done_b;
+using recv_checks::expect_same;
 
 void expect_lists(const RecvQueue& queue, const std::deque<PostedRecv>& reference, int op) {
   const std::vector<PostedRecv> all = queue.list();

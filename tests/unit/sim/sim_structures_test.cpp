@@ -16,12 +16,14 @@
 #include "transport/sim/recv_queue.hpp"
 #include "transport/sim/stream_table.hpp"
 #include "transport/tag.hpp"
+#include "unit/sim/recv_queue_checks.hpp"
 
 namespace grove::sim {
 namespace {
 
-void done_a(void*, const Status&) {}
-void done_b(void*, const Status&) {}
+using recv_checks::done_a;
+using recv_checks::done_b;
+using recv_checks::expect_same;
 
 // A tag after `previous`: mostly its next channel (a ring's receives), or
 // another channel, or the same.
@@ -34,14 +36,6 @@ Tag next_tag(std::mt19937_64& rng, Tag previous) {
     default:
       return tag::with_channel(previous, tag::channel(previous) + 1);
   }
-}
-
-void expect_same(const PostedRecv& got, const PostedRecv& want, int op) {
-  ASSERT_EQ(got.context, want.context) << op;
-  ASSERT_EQ(got.data, want.data) << op;
-  ASSERT_EQ(got.capacity, want.capacity) << op;
-  ASSERT_EQ(got.done, want.done) << op;
-  ASSERT_EQ(got.tag, want.tag) << op;
 }
 
 // list() gives exactly `reference`, and so do pops until the queue is empty.
