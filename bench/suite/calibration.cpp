@@ -1,14 +1,13 @@
 #include "suite/calibration.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "grove/error.hpp"
+#include "suite/tsv.hpp"
 
 namespace grove::bench {
 namespace {
@@ -46,17 +45,6 @@ double ping_pong_us(Comm& comm, size_t bytes, int trips) {
     }
   }
   return comm.rank() == 0 ? median(std::move(one_way)) : 0;
-}
-
-std::vector<std::string_view> split_tabs(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t pos = 0;
-  for (;;) {
-    const size_t tab = line.find('\t', pos);
-    fields.push_back(line.substr(pos, tab == std::string_view::npos ? tab : tab - pos));
-    if (tab == std::string_view::npos) return fields;
-    pos = tab + 1;
-  }
 }
 
 }  // namespace
@@ -107,7 +95,7 @@ std::vector<CalibrationRow> read_calibration(const std::string& path) {
       continue;
     }
     if (line.empty()) continue;
-    const std::vector<std::string_view> f = split_tabs(line);
+    const std::vector<std::string_view> f = tsv::split_tabs(line);
     if (f.size() != 4) {
       throw Error(Errc::protocol, fmt::format("{}: {} fields, expected 4 ({})", where, f.size(),
                                               kCalibrationHeader));
@@ -120,16 +108,9 @@ std::vector<CalibrationRow> read_calibration(const std::string& path) {
       throw Error(Errc::protocol,
                   fmt::format("{}: moment '{}' is not 'before' or 'after'", where, f[1]));
     }
-    const auto [ptr, ec] = std::from_chars(f[2].data(), f[2].data() + f[2].size(), row.bytes);
-    if (ec != std::errc() || ptr != f[2].data() + f[2].size()) {
-      throw Error(Errc::protocol,
-                  fmt::format("{}: bytes '{}' is not a non-negative integer", where, f[2]));
-    }
-    const std::string us(f[3]);
-    char* end = nullptr;
-    row.one_way_us = std::strtod(us.c_str(), &end);
-    if (us.empty() || end != us.c_str() + us.size() || !std::isfinite(row.one_way_us) ||
-        row.one_way_us <= 0) {
+    row.bytes = tsv::parse_count(f[2], "bytes", where);
+    row.one_way_us = tsv::parse_number(f[3], "one_way_us", where);
+    if (row.one_way_us == 0) {
       throw Error(Errc::protocol,
                   fmt::format("{}: one_way_us '{}' is not a positive number", where, f[3]));
     }

@@ -13,7 +13,6 @@
 #include "grove/error.hpp"
 
 namespace grove::bench::tsv {
-namespace {
 
 std::vector<std::string_view> split_tabs(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -29,6 +28,20 @@ std::vector<std::string_view> split_tabs(std::string_view line) {
   }
 }
 
+double parse_number(std::string_view text, std::string_view column, std::string_view where) {
+  // strtod needs a terminated string; from_chars for double is not in GCC 10.
+  const std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || value < 0) {
+    throw Error(Errc::protocol, fmt::format("{}: {} '{}' is not a finite non-negative number",
+                                            where, column, text));
+  }
+  return value;
+}
+
+namespace {
+
 template <class T>
 T parse_integer(std::string_view text, std::string_view column, std::string_view where) {
   T value{};
@@ -41,15 +54,7 @@ T parse_integer(std::string_view text, std::string_view column, std::string_view
 }
 
 double parse_seconds(std::string_view text, std::string_view where) {
-  // strtod needs a terminated string; from_chars for double is not in GCC 10.
-  const std::string copy(text);
-  char* end = nullptr;
-  const double value = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || value < 0) {
-    throw Error(Errc::protocol,
-                fmt::format("{}: seconds '{}' is not a finite non-negative number", where, text));
-  }
-  return value;
+  return parse_number(text, "seconds", where);
 }
 
 std::vector<double> parse_rank_seconds(std::string_view text, int ranks, std::string_view where) {
@@ -100,6 +105,10 @@ Row parse_row(std::string_view line, std::string_view where, bool with_ranks) {
 }
 
 }  // namespace
+
+uint64_t parse_count(std::string_view text, std::string_view column, std::string_view where) {
+  return parse_integer<uint64_t>(text, column, where);
+}
 
 std::string CellKey::text() const {
   return fmt::format("{}/{}/{}/{}/{}", collective, algorithm, ranks, bytes, cadence);

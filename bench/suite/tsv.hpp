@@ -79,6 +79,14 @@ std::vector<Row> rows_of(const std::vector<Cell>& cells);
 std::vector<Row> read(std::istream& in, std::string_view source);
 std::vector<Row> read_file(const std::string& path);
 
+// Field helpers of the strict reader, for the suite's other TSV files
+// (suite/calibration.hpp). `where` names the file and line in errors
+// (Errc::protocol).
+std::vector<std::string_view> split_tabs(std::string_view line);
+uint64_t parse_count(std::string_view text, std::string_view column, std::string_view where);
+// A finite non-negative number.
+double parse_number(std::string_view text, std::string_view column, std::string_view where);
+
 // Pools rows into cells keyed by (library, CellKey): samples of the same
 // cell from several files or rounds are concatenated in input order. Cells
 // keep the order of their first row.

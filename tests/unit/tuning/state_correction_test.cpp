@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <functional>
 #include <string>
 
 #include "grove/error.hpp"
 #include "suite/calibration.hpp"
+#include "support/error_text.hpp"
 #include "tuning/report.hpp"
 
 namespace grove::tuning {
@@ -28,14 +28,7 @@ void write(const std::string& path, const std::string& text) {
   out << text;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using grove::testing::error_text;
 
 TEST(Calibration, AppendsWithOneHeaderAndReadsBack) {
   const std::string path = temp("grove_calibration_rows.tsv");
@@ -65,7 +58,7 @@ TEST(Calibration, RefusesBadFilesNamingLineAndCause) {
   const std::string header = std::string(bench::kCalibrationHeader) + "\n";
   auto refusal = [&](const std::string& text) {
     write(path, text);
-    return error_of([&] { bench::read_calibration(path); });
+    return error_text([&] { bench::read_calibration(path); });
   };
   EXPECT_NE(refusal("").find("empty (no header)"), std::string::npos);
   EXPECT_NE(refusal("cell bytes\n").find(":1: the header must be"), std::string::npos);
@@ -76,7 +69,7 @@ TEST(Calibration, RefusesBadFilesNamingLineAndCause) {
             std::string::npos);
   EXPECT_NE(refusal(header + "c\tafter\t8\tnan\n").find("one_way_us 'nan'"), std::string::npos);
   EXPECT_NE(refusal(header + "\tafter\t8\t1\n").find(":2: empty cell"), std::string::npos);
-  EXPECT_NE(error_of([] {
+  EXPECT_NE(error_text([] {
               bench::read_calibration(temp("grove_calibration_none.tsv"));
             }).find("cannot read calibration file"),
             std::string::npos);
@@ -111,11 +104,11 @@ TEST(StateCorrection, FactorInterpolatesInLogSizeBetweenTheTwoPingPongs) {
   EXPECT_FALSE(c.factor("C", 8).has_value());
   // A size the reference lacks, and no reference at all, are refused by name.
   write(cells, h + "A\tbefore\t16\t2\n");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(error_text([&] {
               StateCorrection(cells, {ref});
             }).find("calibration of cell A in '" + cells + "' has 16 B"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { StateCorrection(cells, {}); }).find("needs --calibration-ref"),
+  EXPECT_NE(error_text([&] { StateCorrection(cells, {}); }).find("needs --calibration-ref"),
             std::string::npos);
   std::remove(cells.c_str());
   std::remove(ref.c_str());

@@ -13,6 +13,7 @@
 #include "grove/error.hpp"
 #include "model/cost.hpp"
 #include "model/segment.hpp"
+#include "support/error_text.hpp"
 #include "tuning/candidates.hpp"
 #include "tuning/explain.hpp"
 
@@ -31,14 +32,7 @@ coll::PortModel linear_model() {
   return m;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using grove::testing::error_text;
 
 const Candidate& candidate_named(const std::vector<Candidate>& ranked, const std::string& name) {
   for (const Candidate& c : ranked)
@@ -281,13 +275,13 @@ TEST(Tune, ShmRowsAreFollowedByTheFastestScheduleForCallsShmCannotTake) {
 
 TEST(Tune, GridTextsAreParsedAndBadOnesRefusedWithTheirCause) {
   EXPECT_EQ(parse_ranks("2-4,16:64,3"), (std::vector<int>{2, 3, 4, 16, 32, 64}));
-  EXPECT_EQ(message_of([] { parse_ranks("1-4"); }),
+  EXPECT_EQ(error_text([] { parse_ranks("1-4"); }),
             "--ranks '1-4': '1' is not a rank count in 2..1048576");
-  EXPECT_EQ(message_of([] { parse_ranks("8-4"); }), "--ranks '8-4': 8 > 4");
-  EXPECT_EQ(message_of([] { parse_ranks("2,,4"); }), "--ranks '2,,4': empty entry");
-  EXPECT_EQ(message_of([] { parse_ranks("x"); }),
+  EXPECT_EQ(error_text([] { parse_ranks("8-4"); }), "--ranks '8-4': 8 > 4");
+  EXPECT_EQ(error_text([] { parse_ranks("2,,4"); }), "--ranks '2,,4': empty entry");
+  EXPECT_EQ(error_text([] { parse_ranks("x"); }),
             "--ranks 'x': 'x' is not a rank count in 2..1048576");
-  EXPECT_NE(message_of([] {
+  EXPECT_NE(error_text([] {
               make_grid("2", "1", {"alltoallv"});
             }).find("--coll 'alltoallv': not a collective with algorithms to choose from"),
             std::string::npos);
@@ -339,13 +333,13 @@ TEST(Tune, TruncatedOrWrongTuningFilesAreRefusedWithFileAndLine) {
   t.model = "m";
   const std::string text = tuning_file_text(t);
   const std::string truncated = text.substr(0, text.size() / 2);
-  const std::string cut = message_of([&] { coll::parse_select_table(truncated, "cut.json"); });
+  const std::string cut = error_text([&] { coll::parse_select_table(truncated, "cut.json"); });
   EXPECT_EQ(cut.rfind("cut.json", 0), 0u) << cut;
   std::string wrong = text;
   const size_t at = wrong.find("\"algorithm\":\"", wrong.find("\"bcast\""));
   ASSERT_NE(at, std::string::npos);
   wrong.insert(at + 13, "nosuch");
-  const std::string bad = message_of([&] { coll::parse_select_table(wrong, "bad.json"); });
+  const std::string bad = error_text([&] { coll::parse_select_table(wrong, "bad.json"); });
   EXPECT_NE(bad.find("bad.json line "), std::string::npos) << bad;
   EXPECT_NE(bad.find("nosuch"), std::string::npos) << bad;
 }
