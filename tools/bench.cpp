@@ -29,7 +29,8 @@ struct BenchArgs {
   int max_iterations = 10000;
   bool cpu_time = false;
   std::string calibrate;  // a plain run only: suite/calibration.hpp
-  bench::ModeArgs mode;   // --peers, --compare, --from-tsv, --json, --markdown, --plot
+  int calibrate_retries = 0;
+  bench::ModeArgs mode;  // --peers, --compare, --from-tsv, --json, --markdown, --plot
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -55,6 +56,7 @@ int run_bench(const BenchArgs& args) {
   options.max_iterations = args.max_iterations;
   options.cpu_time = args.cpu_time;
   options.calibration_path = args.calibrate;
+  options.calibration_retries = args.calibrate_retries;
   // Bad names are refused before the session starts and anything is printed.
   params::load_process_params();
   bench::check_options(options);
@@ -137,6 +139,12 @@ const RegisterCommand bench_command{{
       sub.add_option("--calibrate", args->calibrate,
                      "Append a ping-pong of ranks 0 and 1 (8 B and 1 MiB) just before and after "
                      "each cell to this file: the machine's state per cell (a plain run only)");
+      sub.add_option("--calibrate-retries", args->calibrate_retries,
+                     "With --calibrate: run a cell again, up to this many times, while its "
+                     "ping-pongs before and after differ by more than 20% at 1 MiB (the machine "
+                     "changed state during it)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 100));
       bench::ModeArgs& m = args->mode;
       sub.add_option("--peers", m.peers, "Also run these peers, interleaved: openmpi,mpich,gloo");
       sub.add_option("-n,--ranks", m.ranks, "Ranks per job with --peers");
@@ -161,6 +169,8 @@ const RegisterCommand bench_command{{
       sub.add_option("--markdown", m.markdown, "Write a Markdown table");
       sub.add_option("--plot", m.plot, "Plot time vs size (FILE.svg or FILE.png, gnuplot)");
       return [args] {
+        if (args->calibrate_retries > 0 && args->calibrate.empty())
+          throw Error(Errc::usage, "--calibrate-retries goes with --calibrate FILE");
         if (bench::is_orchestration(args->mode) && !args->calibrate.empty()) {
           throw Error(Errc::usage,
                       "--calibrate applies to a plain run under a launcher, not to --peers, "

@@ -8,6 +8,7 @@
 //   grove tune --plogp FILE --report TSV... [--tuning FILE]   (docs/tuning.md)
 //   grove tune --mapping                  (grove's algorithms against the peers')
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -41,6 +42,9 @@ struct TuneArgs {
   std::string tuning;
   std::string calibration;                    // with --report: bench --calibrate's file
   std::vector<std::string> calibration_refs;  // and the ping-pongs around the probe
+  // With --calibration: more probe tables, one per state, each
+  // "PLOGP,REF[,REF...]" (its table and the ping-pongs around its probe).
+  std::vector<std::string> states;
   tuning::MeasureOptions measure;
   bool mapping = false;
 };
@@ -72,14 +76,35 @@ int run_tune(const TuneArgs& args) {
   if (!args.report.empty()) {
     if (!args.tuning.empty())
       params::Registry::global().set("tuning_file", args.tuning, params::Source::command_line);
+    std::vector<tuning::ModelSource> models{model};
+    std::vector<std::vector<std::string>> reference_sets{args.calibration_refs};
+    if (!args.states.empty() && args.calibration.empty())
+      throw Error(Errc::usage, "grove tune: --state goes with --calibration");
+    for (const std::string& state : args.states) {
+      std::vector<std::string> fields;
+      for (size_t pos = 0; pos <= state.size();) {
+        const size_t comma = std::min(state.find(',', pos), state.size());
+        fields.push_back(state.substr(pos, comma - pos));
+        pos = comma + 1;
+      }
+      if (fields.size() < 2 ||
+          std::any_of(fields.begin(), fields.end(), [](const std::string& f) { return f.empty(); }))
+        throw Error(Errc::usage,
+                    fmt::format("grove tune: --state '{}': expected PLOGP,REF[,REF...]: a probe "
+                                "table and the calibrations taken around its probe",
+                                state));
+      models.push_back(tuning::load_model(fields.front(), args.model));
+      reference_sets.emplace_back(fields.begin() + 1, fields.end());
+    }
     std::optional<tuning::StateCorrection> correction;
-    if (!args.calibration.empty()) correction.emplace(args.calibration, args.calibration_refs);
+    if (!args.calibration.empty()) correction.emplace(args.calibration, reference_sets);
     fmt::print("{}",
-               tuning::report_markdown(args.report, model, correction ? &*correction : nullptr));
+               tuning::report_markdown(args.report, models, correction ? &*correction : nullptr));
     return 0;
   }
-  if (!args.calibration.empty() || !args.calibration_refs.empty())
-    throw Error(Errc::usage, "grove tune: --calibration and --calibration-ref go with --report");
+  if (!args.calibration.empty() || !args.calibration_refs.empty() || !args.states.empty())
+    throw Error(Errc::usage,
+                "grove tune: --calibration, --calibration-ref and --state go with --report");
   const int modes = !args.out.empty() + !args.export_args.empty();
   if (modes != 1) {
     throw Error(Errc::usage,
@@ -179,6 +204,10 @@ const RegisterCommand tune_command{{
                      "With --calibration: calibration files taken around the probe (the "
                      "reference state)")
           ->expected(1, 100);
+      sub.add_option("--state", a->states,
+                     "With --calibration: another probe table, for another of the machine's "
+                     "states: PLOGP,REF[,REF...] (its calibrations around the probe); each cell "
+                     "is priced with the table of the state nearest its own (docs/tuning.md)");
       sub.add_option("--cell-time", a->measure.cell_seconds, "Seconds per measured cell")
           ->capture_default_str();
       sub.add_option("--warmup", a->measure.warmup, "Untimed calls per measured cell")

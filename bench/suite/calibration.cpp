@@ -61,6 +61,13 @@ std::map<size_t, double> calibrate(Comm& comm) {
   return out;
 }
 
+bool state_changed(const std::map<size_t, double>& before, const std::map<size_t, double>& after) {
+  const auto b = before.find(kCalibrationLarge), a = after.find(kCalibrationLarge);
+  if (b == before.end() || a == after.end()) return false;
+  const double r = b->second / a->second;
+  return r > kCalibrationChangedRatio || r < 1 / kCalibrationChangedRatio;
+}
+
 void append_calibration(const std::string& path, const std::vector<CalibrationRow>& rows) {
   bool fresh = true;
   {

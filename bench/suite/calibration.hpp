@@ -33,6 +33,13 @@ inline constexpr std::string_view kCalibrationHeader = "cell\tmoment\tbytes\tone
 // The two message sizes: the small one prices latency, the large one bytes.
 inline constexpr size_t kCalibrationSmall = 8;
 inline constexpr size_t kCalibrationLarge = size_t{1} << 20;
+// Ping-pongs of the large size before and after a cell further apart than
+// this ratio: the machine changed state while the cell ran.
+inline constexpr double kCalibrationChangedRatio = 1.2;
+
+// Whether `before` and `after` (calibrate()'s maps) say the state changed;
+// false when either lacks the large size (ranks other than 0).
+bool state_changed(const std::map<size_t, double>& before, const std::map<size_t, double>& after);
 
 // One ping-pong measurement per size, on rank 0 (ranks 1.. get an empty
 // map). Ranks 0 and 1 exchange; every other rank only joins the barrier

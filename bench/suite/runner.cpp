@@ -233,10 +233,22 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
   const bool calibrating = !options.calibration_path.empty();
   for (const Planned& p : plan) {
     std::vector<CellResult> cells;
-    std::map<size_t, double> before;
+    std::map<size_t, double> before, after;
     try {
-      if (calibrating) before = calibrate(comm);
-      cells = run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
+      for (int attempt = 0;; ++attempt) {
+        if (calibrating) before = calibrate(comm);
+        cells = run_cell(comm, *p.driver, options, p.algorithm, p.bytes, ++generation);
+        if (!calibrating) break;
+        after = calibrate(comm);
+        if (attempt >= options.calibration_retries) break;
+        // Rank 0 alone has the ping-pongs: its verdict decides for all.
+        uint8_t again = state_changed(before, after) ? 1 : 0;
+        comm.bcast(std::span<uint8_t>(&again, 1), 0);
+        if (!again) break;
+        if (comm.rank() == 0)
+          fmt::print(stderr, "grove bench: the machine changed state during {} {} B: again\n",
+                     p.algorithm, p.bytes);
+      }
     } catch (const Error& e) {
       // A forced algorithm that cannot run this cell (shm for a message too
       // large for its slots, say) is refused by every rank alike before
@@ -251,7 +263,6 @@ std::vector<CellResult> run_cells(Comm& comm, const RunOptions& options,
     }
     ++done;
     if (calibrating) {
-      const std::map<size_t, double> after = calibrate(comm);
       if (comm.rank() == 0 && !cells.empty()) {
         const CellResult& c = cells.front();
         const std::string key = tsv::CellKey{c.collective, c.algorithm, c.ranks, c.bytes,

@@ -42,6 +42,12 @@ struct RunOptions {
   // Non-empty: a ping-pong between ranks 0 and 1 just before and just after
   // every cell, appended to this file (suite/calibration.hpp).
   std::string calibration_path;
+  // With calibration_path: a cell during which the machine changed state
+  // (its large ping-pongs before and after differ by more than
+  // kCalibrationChangedRatio) is run again, up to this many times; only the
+  // last run's samples and calibration are kept (its rows replace the
+  // earlier ones in the file, suite/calibration.hpp).
+  int calibration_retries = 0;
 };
 
 struct CellResult {

@@ -39,10 +39,12 @@ calls=$(awk -F'\t' '$3 == "auto"' "$dir/cpu.tsv" | wc -l)
 [ "$calls" -eq 16 ] || fail "expected 16 timed rows beside the CPU rows, got $calls"
 # --calibrate: per cell, before and after, at 8 B and 1 MiB: 4 rows, each
 # a positive one-way time; the file is appended to, its header written once.
+# With --calibrate-retries a cell run again (the state changed during it)
+# still leaves the 4 rows of its last run only.
 for n in 2 3; do
   timeout 120 "$grove" run -n $n --param wait_policy=block "$grove" bench --coll bcast,scatter \
     --sizes 64 --algo auto --cell-time 0.005 --warmup 1 --min-iters 1 --max-iters 3 \
-    --calibrate "$dir/calibration.tsv" >"$dir/calibrate.txt" 2>&1 ||
+    --calibrate "$dir/calibration.tsv" --calibrate-retries $((n - 2)) >"$dir/calibrate.txt" 2>&1 ||
     { cat "$dir/calibrate.txt"; fail "grove bench --calibrate at N=$n exited with $?"; }
 done
 [ "$(grep -c '^cell	moment	bytes	one_way_us$' "$dir/calibration.tsv")" -eq 1 ] || fail "calibration header"
@@ -58,4 +60,8 @@ done
 "$grove" bench --from-tsv "$dir/run.tsv" --calibrate "$dir/x.tsv" >"$dir/refused.txt" 2>&1 &&
   fail "--calibrate with --from-tsv was accepted"
 grep -q "calibrate applies to a plain run" "$dir/refused.txt" || { cat "$dir/refused.txt"; fail "no refusal text"; }
+"$grove" bench --calibrate-retries 2 >"$dir/refused.txt" 2>&1 &&
+  fail "--calibrate-retries without --calibrate was accepted"
+grep -q "calibrate-retries goes with --calibrate FILE" "$dir/refused.txt" ||
+  { cat "$dir/refused.txt"; fail "no refusal text for --calibrate-retries"; }
 echo "bench smoke ok"

@@ -113,27 +113,54 @@ std::string openmpi_scatter_rule(int n, uint64_t b) {
   return binomial_if(b < 512);
 }
 
-std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model,
+std::string report_markdown(const std::vector<std::string>& tsv_paths,
+                            const std::vector<ModelSource>& models,
                             const StateCorrection* correction) {
+  if (models.empty()) throw Error(Errc::usage, "grove tune --report: no pLogP table");
+  const size_t tables = correction != nullptr ? correction->tables() : 1;
+  if (models.size() != tables) {
+    throw Error(Errc::usage,
+                fmt::format("grove tune --report: {} pLogP tables and {} sets of reference "
+                            "calibrations: each table needs the ping-pongs taken around its probe",
+                            models.size(), tables));
+  }
+  const ModelSource& model = models.front();
   const Cells cells = read_cells(tsv_paths);
   std::string out;
   out += fmt::format("Model: {}. Measured: {}.\n\n", model.description, fmt::join(tsv_paths, ", "));
-  if (correction != nullptr) {
+  for (size_t t = 1; t < models.size(); ++t)
+    out += fmt::format("State table {}: {}.\n\n", t, models[t].description);
+  auto reference_text = [&](size_t t) {
     std::string ref;
-    for (const auto& [bytes, us] : correction->reference())
+    for (const auto& [bytes, us] : correction->reference(t))
       ref += fmt::format("{}{} B {:.3f} us", ref.empty() ? "" : ", ", bytes, us);
+    return ref;
+  };
+  if (correction != nullptr && models.size() == 1) {
     out += fmt::format(
         "Each cell's prediction is compared in the machine's state beside the cell: times the "
         "ratio of the cell's calibration ping-pong (before and after it) to the probe's ({}; "
         "interpolated in log size between the two; docs/tuning.md). Cells without a "
         "calibration keep the plain prediction.\n\n",
-        ref);
+        reference_text(0));
+  } else if (correction != nullptr) {
+    std::string refs;
+    for (size_t t = 0; t < models.size(); ++t)
+      refs += fmt::format("{}table {}: {}", t ? "; " : "", t, reference_text(t));
+    out += fmt::format(
+        "Each cell is priced with the probe table of the state nearest its calibration "
+        "ping-pongs (before and after it) and compared in the machine's state beside it: times "
+        "the ratio of its ping-pongs to that table's probe's ({}; interpolated in log size "
+        "between the two; docs/tuning.md). Cells without a calibration keep table 0's plain "
+        "prediction.\n\n",
+        refs);
   }
 
   // ---- Fidelity, one table per (collective, ranks).
   std::map<std::string, std::pair<int, int>> within;  // per collective: (in band, all)
   std::map<std::string, int> within_plain;  // per collective: in band without the correction
   int changed_cells = 0, changed_within = 0, uncalibrated = 0;
+  std::vector<int> priced_with(models.size(), 0);  // calibrated cells per table
   std::map<std::pair<std::string, int>, std::set<std::string>> columns;
   for (const auto& [key, measured] : cells) {
     const auto& [collective, ranks, bytes] = key;
@@ -173,9 +200,12 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
         const double plain = predicted / it->median_us;
         double ratio = plain;
         if (correction != nullptr) {
-          const std::optional<double> f = correction->factor(it->key, bytes);
+          const size_t t = correction->nearest(it->key);
+          const std::optional<double> f = correction->factor(it->key, bytes, t);
           if (f) {
-            ratio = plain * *f;
+            ++priced_with[t];
+            const double in_state = t == 0 ? predicted : predict(spec, n, bytes, models[t].port);
+            ratio = in_state / it->median_us * *f;
             if (correction->state(it->key)->changed) {
               ++changed_cells;
               changed_within += std::abs(ratio - 1) <= kFidelityBand;
@@ -224,6 +254,13 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
         "machine changed state while the cell ran): {}, of which {} within the band; cells "
         "without a calibration: {}.\n\n",
         changed_cells, changed_within, uncalibrated);
+    if (models.size() > 1) {
+      std::string counts;
+      for (size_t t = 0; t < models.size(); ++t)
+        counts +=
+            fmt::format("{}table {} ({}): {}", t ? ", " : "", t, models[t].plogp, priced_with[t]);
+      out += fmt::format("Calibrated cells priced with each table: {}.\n\n", counts);
+    }
   }
 
   // ---- Regret.
@@ -235,7 +272,7 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
   if (correction != nullptr) {
     for (auto& [key, measured] : regret_cells)
       for (Measured& m : measured)
-        if (const std::optional<double> f = correction->factor(m.key, std::get<2>(key)))
+        if (const std::optional<double> f = correction->factor(m.key, std::get<2>(key), 0))
           m.median_us /= *f;
   }
   Regret tuned, ranking;
@@ -277,8 +314,12 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths, const Mod
     }
   }
   out += "### Regret\n\n";
-  if (correction != nullptr)
-    out += "Medians in the probe's state (each divided by its cell's factor).\n\n";
+  if (correction != nullptr) {
+    out += models.size() > 1
+               ? "Medians in table 0's state (each divided by its cell's factor against table "
+                 "0's probe).\n\n"
+               : "Medians in the probe's state (each divided by its cell's factor).\n\n";
+  }
   out += fmt::format("- The call as made (auto) against the fastest measured algorithm: {}\n",
                      tuned.text());
   out += fmt::format("- The model's pick among the measured algorithms against the fastest: {}\n\n",

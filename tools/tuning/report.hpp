@@ -24,8 +24,21 @@ namespace grove::tuning {
 // Throws grove::Error naming a TSV that cannot be read. With `correction`,
 // fidelity compares each calibrated cell in the machine's state beside it
 // (tuning/state_correction.hpp) and also gives the plain share.
-std::string report_markdown(const std::vector<std::string>& tsv_paths, const ModelSource& model,
+//
+// `models`: one probe table per state, in the order of the correction's
+// reference sets; a calibrated cell is priced with the table of the state
+// nearest its own (StateCorrection::nearest). The first is the primary:
+// uncalibrated cells, the plain share, regret (medians brought to its
+// state) and the scatter section use it. More than one needs `correction`
+// with as many reference sets (grove::Error(usage) otherwise).
+std::string report_markdown(const std::vector<std::string>& tsv_paths,
+                            const std::vector<ModelSource>& models,
                             const StateCorrection* correction = nullptr);
+inline std::string report_markdown(const std::vector<std::string>& tsv_paths,
+                                   const ModelSource& model,
+                                   const StateCorrection* correction = nullptr) {
+  return report_markdown(tsv_paths, std::vector<ModelSource>{model}, correction);
+}
 
 // Open MPI 4.1's fixed scatter decision (coll/tuned, by communicator size
 // and block bytes), as grove's algorithm: "flat" (basic_linear and

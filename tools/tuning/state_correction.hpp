@@ -12,6 +12,14 @@
 // small ping-pong's ratio (m <= 8 B: latency) and the large one's (m >=
 // 1 MiB: bytes), because the machine's two states differ by different
 // amounts at the two ends (docs/tuning.md).
+//
+// Several probe tables, one per state: a two-point factor carries the
+// message-passing ping-pong's change of speed over to every term of the
+// model, but the machine's states do not change every path alike (the
+// kernel's single copy much less than UCX's copies, docs/tuning.md). With a
+// table probed in each state, each with its own reference ping-pongs, a cell
+// is priced with the table whose reference is nearest its own ping-pongs,
+// and the factor then only bridges what is left between the two.
 
 #include <cstdint>
 #include <map>
@@ -30,21 +38,35 @@ struct CellState {
 
 class StateCorrection {
  public:
-  // `cells_path`: the bench's calibration file; `reference_paths`: the
-  // calibrations around the probe (every row of them pooled). Throws
-  // grove::Error naming a file that cannot be read or a reference that lacks
-  // one of the cells' message sizes.
-  StateCorrection(const std::string& cells_path, const std::vector<std::string>& reference_paths);
+  // `cells_path`: the bench's calibration file; `reference_sets`: per probe
+  // table, the calibrations around that probe (every row of a set pooled).
+  // Throws grove::Error naming a file that cannot be read, an empty set, or
+  // a reference that lacks one of the cells' message sizes.
+  StateCorrection(const std::string& cells_path,
+                  const std::vector<std::vector<std::string>>& reference_sets);
+  // One probe table.
+  StateCorrection(const std::string& cells_path, const std::vector<std::string>& reference_paths)
+      : StateCorrection(cells_path, std::vector<std::vector<std::string>>{reference_paths}) {}
+
+  size_t tables() const { return references_.size(); }
+  // The table whose reference ping-pongs are nearest the cell's (the least
+  // sum over message sizes of |log(cell / reference)|; ties to the lower
+  // index); 0 for a cell without a calibration.
+  size_t nearest(const std::string& cell) const;
 
   // The factor of a cell (key text "bcast/auto/2/4096/isolated") whose
-  // messages are `bytes` long; nullopt when the cell was not calibrated.
+  // messages are `bytes` long, against the reference of `table` (by default
+  // the nearest); nullopt when the cell was not calibrated.
   std::optional<double> factor(const std::string& cell, uint64_t bytes) const;
+  std::optional<double> factor(const std::string& cell, uint64_t bytes, size_t table) const;
   const CellState* state(const std::string& cell) const;
-  const std::map<size_t, double>& reference() const { return reference_; }
+  const std::map<size_t, double>& reference(size_t table = 0) const {
+    return references_.at(table);
+  }
 
  private:
   std::map<std::string, CellState> cells_;
-  std::map<size_t, double> reference_;
+  std::vector<std::map<size_t, double>> references_;  // one per probe table
 };
 
 }  // namespace grove::tuning

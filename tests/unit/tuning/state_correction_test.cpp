@@ -108,7 +108,9 @@ TEST(StateCorrection, FactorInterpolatesInLogSizeBetweenTheTwoPingPongs) {
               StateCorrection(cells, {ref});
             }).find("calibration of cell A in '" + cells + "' has 16 B"),
             std::string::npos);
-  EXPECT_NE(error_text([&] { StateCorrection(cells, {}); }).find("needs --calibration-ref"),
+  EXPECT_NE(error_text([&] {
+              StateCorrection(cells, std::vector<std::string>{});
+            }).find("needs --calibration-ref"),
             std::string::npos);
   std::remove(cells.c_str());
   std::remove(ref.c_str());
@@ -149,6 +151,102 @@ TEST(StateCorrection, ReportComparesEachCellInItsState) {
             std::string::npos)
       << md;
   for (const std::string& p : {table, tsv, cells, ref})
+    std::remove(p.c_str());
+}
+
+TEST(Calibration, StateChangedOnlyBeyondTheRatioAtTheLargeSize) {
+  using bench::state_changed;
+  const size_t large = bench::kCalibrationLarge, small = bench::kCalibrationSmall;
+  EXPECT_FALSE(state_changed({{small, 1}, {large, 100}}, {{small, 5}, {large, 120}}));
+  EXPECT_TRUE(state_changed({{small, 1}, {large, 100}}, {{small, 1}, {large, 121}}));
+  EXPECT_TRUE(state_changed({{large, 121}}, {{large, 100}}));
+  EXPECT_FALSE(state_changed({{large, 100}}, {{large, 83.5}}));
+  EXPECT_TRUE(state_changed({{large, 100}}, {{large, 83}}));
+  // Ranks other than 0 have no ping-pongs: never a change.
+  EXPECT_FALSE(state_changed({}, {}));
+  EXPECT_FALSE(state_changed({{small, 1}}, {{small, 9}}));
+}
+
+TEST(StateCorrection, EachCellTakesTheNearestTableAndItsFactorAgainstIt) {
+  const std::string cells = temp("grove_states_cells.tsv");
+  const std::string slow = temp("grove_states_slow.tsv");
+  const std::string fast = temp("grove_states_fast.tsv");
+  const std::string h = std::string(bench::kCalibrationHeader) + "\n";
+  write(slow, h + "probe\tbefore\t8\t1\nprobe\tbefore\t1048576\t80\n");
+  write(fast, h + "probe\tbefore\t8\t0.25\nprobe\tbefore\t1048576\t20\n");
+  // F: near the fast table (8 B 0.25, 1 MiB 22); S: near the slow one; M:
+  // 2x from each at both sizes (0.5 and 40) goes to the lower index.
+  write(cells, h + "F\tbefore\t8\t0.25\nF\tafter\t1048576\t22\n" +
+                   "S\tbefore\t8\t0.9\nS\tafter\t1048576\t90\n" +
+                   "M\tbefore\t8\t0.5\nM\tafter\t1048576\t40\n");
+  const StateCorrection c(cells, std::vector<std::vector<std::string>>{{slow}, {fast}});
+  EXPECT_EQ(c.tables(), 2u);
+  EXPECT_EQ(c.nearest("F"), 1u);
+  EXPECT_EQ(c.nearest("S"), 0u);
+  EXPECT_EQ(c.nearest("M"), 0u);
+  EXPECT_EQ(c.nearest("unknown"), 0u);
+  EXPECT_NEAR(*c.factor("F", 1048576), 22.0 / 20, 1e-12);
+  EXPECT_NEAR(*c.factor("F", 8), 1.0, 1e-12);
+  EXPECT_NEAR(*c.factor("F", 1048576, 0), 22.0 / 80, 1e-12);
+  EXPECT_NEAR(*c.factor("S", 1048576), 90.0 / 80, 1e-12);
+  EXPECT_DOUBLE_EQ(c.reference(1).at(1048576), 20.0);
+  // A set without files is refused, as is a table's reference lacking a size.
+  EXPECT_NE(error_text([&] {
+              StateCorrection(cells, std::vector<std::vector<std::string>>{{slow}, {}});
+            }).find("each --state table needs its own"),
+            std::string::npos);
+  write(fast, h + "probe\tbefore\t8\t0.25\n");
+  EXPECT_NE(error_text([&] {
+              StateCorrection(cells, std::vector<std::vector<std::string>>{{slow}, {fast}});
+            }).find("has 1048576 B, the reference of table 1 has no ping-pong of that size"),
+            std::string::npos);
+  for (const std::string& p : {cells, slow, fast})
+    std::remove(p.c_str());
+}
+
+TEST(StateCorrection, ReportPricesEachCellWithItsStatesTable) {
+  const std::string slow_table = temp("grove_states_slow_plogp.txt");
+  const std::string fast_table = temp("grove_states_fast_plogp.txt");
+  const std::string tsv = temp("grove_states_bench.tsv");
+  const std::string cells = temp("grove_states_cells2.tsv");
+  const std::string slow = temp("grove_states_slow2.tsv");
+  const std::string fast = temp("grove_states_fast2.tsv");
+  // As ReportComparesEachCellInItsState: with L 10 flat and binomial bcast
+  // at 2 ranks and 1 KiB predict 13 us; the fast table (L 5) predicts 8.
+  write(slow_table, "L 10\n0 1 1 2\n1048576 500 500 1026\n");
+  write(fast_table, "L 5\n0 1 1 2\n1048576 500 500 1026\n");
+  std::string rows = "library\tcollective\talgorithm\tranks\tbytes\tcadence\titeration\tseconds\n";
+  for (int i = 0; i < 3; ++i) {
+    rows += "grove\tbcast\tflat\t2\t1024\tisolated\t" + std::to_string(i) + "\t0.000008\n";
+    rows += "grove\tbcast\tbinomial\t2\t1024\tisolated\t" + std::to_string(i) + "\t0.000013\n";
+  }
+  write(tsv, rows);
+  // flat's cell ran in the fast state, binomial's in the slow one, each
+  // exactly as its table's probe did (factor 1).
+  const std::string h = std::string(bench::kCalibrationHeader) + "\n";
+  write(slow, h + "probe\tbefore\t8\t1\nprobe\tbefore\t1048576\t80\n");
+  write(fast, h + "probe\tbefore\t8\t0.25\nprobe\tbefore\t1048576\t30\n");
+  write(cells, h + "bcast/flat/2/1024/isolated\tbefore\t8\t0.25\n" +
+                   "bcast/flat/2/1024/isolated\tafter\t1048576\t30\n" +
+                   "bcast/binomial/2/1024/isolated\tbefore\t8\t1\n" +
+                   "bcast/binomial/2/1024/isolated\tafter\t1048576\t80\n");
+  const StateCorrection c(cells, std::vector<std::vector<std::string>>{{slow}, {fast}});
+  const std::vector<ModelSource> models{load_model(slow_table), load_model(fast_table)};
+  const std::string md = report_markdown({tsv}, models, &c);
+  EXPECT_NE(md.find("| 1024 | 13.00 (1.00) | 8.00 (1.00) |"), std::string::npos) << md;
+  // Plain, table 0 prices flat at 13 us against 8 measured: out of the band.
+  EXPECT_NE(md.find("| bcast | 2 | 2 | 100% | 1 | 50% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Calibrated cells priced with each table: table 0 (" + slow_table +
+                    "): 1, table 1 (" + fast_table + "): 1."),
+            std::string::npos)
+      << md;
+  // Two tables need two reference sets.
+  const StateCorrection one(cells, {slow});
+  EXPECT_NE(error_text([&] {
+              report_markdown({tsv}, models, &one);
+            }).find("2 pLogP tables and 1 sets of reference calibrations"),
+            std::string::npos);
+  for (const std::string& p : {slow_table, fast_table, tsv, cells, slow, fast})
     std::remove(p.c_str());
 }
 
