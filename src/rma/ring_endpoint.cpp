@@ -12,8 +12,8 @@
 #include "core/futex.hpp"
 
 #include "core/params.hpp"
-#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
+#include "sched/handshake_fence.hpp"
 #include "sched/wait.hpp"
 #include "sched/wait_loop.hpp"
 
@@ -240,7 +240,7 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
         futex_sleep(word, std::min(max, look), look_only);
         if (!look_only && word->load(std::memory_order_acquire) == kSleepOnFutex) {
           std::chrono::microseconds rest = max - look;
-          if (!sleep_fence()) rest = std::min(rest, look);
+          if (!sched::sleep_fence()) rest = std::min(rest, look);
           if (!ready()) futex_sleep(word, rest, true);
         }
       }
@@ -263,8 +263,8 @@ void ring_wait(RingEndpoint::State& s, Condition& condition,
       for (std::atomic<uint32_t>* f : flags)
         f->store(kSleepOnTransport, std::memory_order_relaxed);
       // Without the peers' barrier a publisher may miss the word: sleep
-      // briefly then (rma/handshake_fence.hpp).
-      if (!sleep_fence()) max = std::min(max, brief);
+      // briefly then (sched/handshake_fence.hpp).
+      if (!sched::sleep_fence()) max = std::min(max, brief);
       if (!ready()) {
         const auto begin = std::chrono::steady_clock::now();
         s.group->transport().block(s.group->notice_fd(), max);
@@ -323,7 +323,7 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
   group->register_wakeup(kRingWakeup);
   // Before any peer can sleep on this ring: they wait for this rank in the
   // exchange below.
-  asymmetric_fences();
+  sched::asymmetric_fences();
   auto check = [&](const std::vector<std::span<const std::byte>>& headers) {
     for (size_t m = 0; m < headers.size(); ++m)
       s.layout.check_same(headers[m], static_cast<int>(m), me);

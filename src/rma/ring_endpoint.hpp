@@ -39,7 +39,7 @@
 // empty active message whose arrival ends the block). Without a mapping the
 // peer sends one after every publication. The fences between each side's
 // store and load are asymmetric where the kernel allows: the publisher's is
-// a compiler barrier, the sleeper's a membarrier (rma/handshake_fence.hpp),
+// a compiler barrier, the sleeper's a membarrier (sched/handshake_fence.hpp),
 // which a futex sleeper issues only after a first brief look
 // (docs/rma.md "Waiting").
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
-#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
+#include "sched/handshake_fence.hpp"
 
 namespace grove::rma {
 
@@ -46,7 +46,7 @@ void RingEndpoint::State::send_credit(InLane& lane) {
     if (lane.acked_sent == lane.delivered) return;
     lane.acked_sent = lane.delivered;
     lane.credit_mapped->acked.store(lane.delivered, std::memory_order_release);
-    publish_fence();
+    sched::publish_fence();
     wake_sleeper(lane.credit_mapped->writer_sleeping, lane.spec.src);
     return;
   }

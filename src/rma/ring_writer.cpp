@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "rma/crc32c.hpp"
-#include "rma/handshake_fence.hpp"
 #include "rma/ring_state.hpp"
+#include "sched/handshake_fence.hpp"
 
 namespace grove::rma {
 
@@ -131,8 +131,8 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   header->seq.store(seq, std::memory_order_release);
   // Store seq, then read the reader's sleeping word (the reader stores the
   // word, then reads seq): one of the two sees the other's store
-  // (rma/handshake_fence.hpp).
-  publish_fence();
+  // (sched/handshake_fence.hpp).
+  sched::publish_fence();
   wake_sleeper(lane_header->reader_sleeping, lane.spec.dst);
 }
 

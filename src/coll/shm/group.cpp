@@ -14,6 +14,7 @@
 #include "core/futex.hpp"
 #include "core/params.hpp"
 #include "grove/error.hpp"
+#include "sched/handshake_fence.hpp"
 #include "sched/wait_loop.hpp"
 
 namespace grove::shm {
@@ -71,7 +72,11 @@ Group::Group(int rank, int size, Transport& transport, FirstDepartedFn first_dep
       rank_(rank),
       size_(size),
       lines_(reinterpret_cast<ControlLine*>(static_cast<std::byte*>(base) + sizeof(SegmentHeader))),
-      slots_(static_cast<std::byte*>(base) + control_bytes(size)) {}
+      slots_(static_cast<std::byte*>(base) + control_bytes(size)) {
+  // Registers this process for the sleepers' barrier before its first
+  // publish relies on it (publish()).
+  sched::asymmetric_fences();
+}
 
 Group::~Group() {
   ::munmap(base_, length_);
@@ -186,6 +191,11 @@ void Group::check_signature_word(int member, uint64_t call, const CallSignature&
 void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
   ControlLine& line = lines_[member];
   line.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  // The mirror image of publish(): count, then make the publisher pass a
+  // barrier, then look. Without that barrier (the kernel refused) a
+  // publisher that relies on it may have missed the count: the sleep then
+  // ends at the cadence's longest sleep, shm_wake_interval_us, at the latest.
+  sched::sleep_fence();
   const uint32_t seen = line.wake.load(std::memory_order_seq_cst);
   if (line.entered.load(std::memory_order_seq_cst) < call) {
     futex_wait_shared(&line.wake, seen, std::chrono::microseconds(max_us));

@@ -42,6 +42,7 @@
 
 #include "coll/collective.hpp"
 #include "coll/shm/route.hpp"
+#include "sched/handshake_fence.hpp"
 #include "transport/transport.hpp"
 
 namespace grove::shm {
@@ -154,11 +155,15 @@ class Group {
   void publish(uint64_t call, const CallSignature& signature) {
     ControlLine& line = lines_[rank_];
     line.signature[call & 1].store(signature_word(call, signature), std::memory_order_relaxed);
-    // Sequentially consistent store then load: either a sleeper that
-    // counted itself before this load is woken, or it reads `entered` after
-    // this store (sleep_on makes the mirror-image accesses).
-    line.entered.store(call, std::memory_order_seq_cst);
-    if (line.sleepers.load(std::memory_order_seq_cst) != 0) [[unlikely]]
+    // Store, fence, load; sleep_on makes the mirror-image accesses: either
+    // a sleeper that counted itself before this load is woken, or it reads
+    // `entered` after this store. The fence is asymmetric
+    // (sched/handshake_fence.hpp): a full fence here would wait for this
+    // call's slot and control-line stores to reach other cores, most of a
+    // small call's time on the member that only writes (a bcast root).
+    line.entered.store(call, std::memory_order_release);
+    sched::publish_fence();
+    if (line.sleepers.load(std::memory_order_relaxed) != 0) [[unlikely]]
       wake_sleepers();
   }
   // Waits until `member` has entered `call`; Errc::mismatch if it entered a

@@ -1,4 +1,4 @@
-// The ring's sleep handshake fences (rma/handshake_fence.hpp): the
+// The sleep handshake fences (sched/handshake_fence.hpp): the
 // store-buffer litmus test, one thread as the publisher (store, publish
 // fence, load) and one as the sleeper (store, sleep fence, load), many
 // rounds: never may both loads miss the other's store.
@@ -8,9 +8,9 @@
 #include <atomic>
 #include <thread>
 
-#include "rma/handshake_fence.hpp"
+#include "sched/handshake_fence.hpp"
 
-namespace grove::rma {
+namespace grove::sched {
 namespace {
 
 // Both threads enter round r together (spinning with yields, so the test
@@ -66,4 +66,4 @@ TEST(HandshakeFence, PublisherOrSleeperSeesTheOthersStore) {
 }
 
 }  // namespace
-}  // namespace grove::rma
+}  // namespace grove::sched

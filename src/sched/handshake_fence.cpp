@@ -1,4 +1,4 @@
-#include "rma/handshake_fence.hpp"
+#include "sched/handshake_fence.hpp"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-namespace grove::rma {
+namespace grove::sched {
 namespace {
 
 long membarrier(int command) {
@@ -40,4 +40,4 @@ bool sleep_fence() {
   return membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0;
 }
 
-}  // namespace grove::rma
+}  // namespace grove::sched
