@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -188,17 +189,40 @@ void Group::check_signature_word(int member, uint64_t call, const CallSignature&
                   unpack(word & kSignatureMask).describe()));
 }
 
+namespace {
+
+const params::IntParam shm_sleep_look_us{
+    "shm_sleep_look_us", 200, 1, 1000000,
+    "a shared-memory wait asleep on a member's futex first sleeps at most this long "
+    "(microseconds) without the membarrier that makes a missed wake-up impossible; the member's "
+    "publish ends it at once, and a wake-up missed by a publisher racing the sleep costs at most "
+    "this (docs/shm.md)"};
+
+}  // namespace
+
 void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
   ControlLine& line = lines_[member];
+  // The mirror image of publish(): count, fence, look. This side's fence
+  // is full (the read-modify-write); the publisher's is only a compiler
+  // barrier, so a publisher whose `entered` store was still on its way when
+  // it read the count may miss this sleeper. First a look of
+  // shm_sleep_look_us: its end finds such a call. Only a sleep that goes on
+  // makes every member pass a barrier (membarrier: an interrupt of every
+  // core running one, which slowed 2-rank 1 MiB reductions when every
+  // sleep paid it), after which no wake-up is missed. Were that refused by
+  // the kernel, the sleep ends at the cadence's longest sleep
+  // (shm_wake_interval_us) at the latest.
   line.sleepers.fetch_add(1, std::memory_order_seq_cst);
-  // The mirror image of publish(): count, then make the publisher pass a
-  // barrier, then look. Without that barrier (the kernel refused) a
-  // publisher that relies on it may have missed the count: the sleep then
-  // ends at the cadence's longest sleep, shm_wake_interval_us, at the latest.
-  sched::sleep_fence();
-  const uint32_t seen = line.wake.load(std::memory_order_seq_cst);
+  const int64_t look = std::min<int64_t>(shm_sleep_look_us.get(), max_us);
+  uint32_t seen = line.wake.load(std::memory_order_seq_cst);
   if (line.entered.load(std::memory_order_seq_cst) < call) {
-    futex_wait_shared(&line.wake, seen, std::chrono::microseconds(max_us));
+    futex_wait_shared(&line.wake, seen, std::chrono::microseconds(look));
+    if (max_us > look && line.entered.load(std::memory_order_acquire) < call) {
+      sched::sleep_fence();
+      seen = line.wake.load(std::memory_order_seq_cst);
+      if (line.entered.load(std::memory_order_seq_cst) < call)
+        futex_wait_shared(&line.wake, seen, std::chrono::microseconds(max_us - look));
+    }
   }
   line.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
