@@ -37,7 +37,8 @@ bool allreduce(Group& group, Route route, std::span<const std::byte> send,
   const std::byte* input = send.empty() ? recv.data() : send.data();
   if (route == Route::single_copy) {
     const Group::Lending lending(group);
-    const uint64_t results = combine_own_chunk(group, operands, signature, input, bytes, type, op);
+    const uint64_t results =
+        combine_own_chunk(group, operands, signature, input, bytes, type, op, recv.data());
     pull_chunks(group, results, signature, bytes, type, recv.data());
     const uint64_t consumed = group.begin();
     group.publish(consumed, signature);

@@ -179,6 +179,11 @@ class Group {
   // Single copy: the buffer this member owns in `call` (before publishing
   // it).
   void publish_buffer(uint64_t call, const void* address, size_t bytes);
+  // The address this member published in `call`.
+  const std::byte* own_buffer(uint64_t call) const {
+    return reinterpret_cast<const std::byte*>(static_cast<uintptr_t>(
+        lines_[rank_].buffer[call & 1].address.load(std::memory_order_relaxed)));
+  }
   // Copies `to.size()` bytes at `offset` of the buffer `member` published
   // in `call` (after await_member) into `to`. Errc::mismatch if that
   // buffer is not `published` bytes long (the signature compares sizes

@@ -54,8 +54,8 @@ bool reduce(Group& group, Route route, std::span<const std::byte> send, std::spa
 
   if (route == Route::single_copy) {
     const Group::Lending lending(group);
-    const uint64_t results =
-        combine_own_chunk(group, operands, signature, send.data(), bytes, type, op);
+    const uint64_t results = combine_own_chunk(group, operands, signature, send.data(), bytes, type,
+                                               op, at_root ? recv.data() : nullptr);
     if (at_root) pull_chunks(group, results, signature, bytes, type, recv.data());
     // The root has read every combined chunk once it enters `consumed`
     // (and every member has read its chunk of every operand before that).

@@ -23,13 +23,19 @@ class Group;
 struct CallSignature;
 
 // Publishes `operand` (bytes long) in call `operands`, combines this
-// member's chunk of every member's operand into its scratch buffer, begins
-// and publishes the next call with that chunk, and returns its number.
+// member's chunk of every member's operand, begins and publishes the next
+// call with that chunk, and returns its number. The chunk is combined at
+// its place in `result` (bytes long; a member that receives the result)
+// unless that is where this member's own operand chunk is (in place): then,
+// and without a `result`, in its scratch buffer.
 uint64_t combine_own_chunk(Group& group, uint64_t operands, const CallSignature& signature,
-                           const std::byte* operand, size_t bytes, Datatype type, ReduceOp op);
+                           const std::byte* operand, size_t bytes, Datatype type, ReduceOp op,
+                           std::byte* result);
 
 // Copies every member's combined chunk of call `results` into `out` (bytes
-// long), waiting for each member as needed.
+// long; the `result` given to combine_own_chunk, whose own chunk is then
+// copied only if it was combined in scratch), waiting for each member as
+// needed.
 void pull_chunks(Group& group, uint64_t results, const CallSignature& signature, size_t bytes,
                  Datatype type, std::byte* out);
 
