@@ -42,13 +42,14 @@ void allgather_single_copy(Group& group, std::span<const std::byte> send, std::s
   const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
   group.publish_buffer(call, input, block);
   group.publish(call, signature);
-  if (!send.empty()) std::memcpy(mine, input, block);
   for (int m = 0; m < group.size(); ++m) {
     if (m == rank) continue;
     group.await_member(m, call, signature);
     group.pull(m, call, signature, block, 0, recv.subspan(static_cast<size_t>(m) * block, block));
   }
+  // The others wait for "consumed", not for the own block's copy.
   group.publish(consumed, signature);
+  if (!send.empty()) std::memcpy(mine, input, block);
   group.await_all(consumed, signature);
 }
 

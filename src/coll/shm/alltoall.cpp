@@ -52,14 +52,15 @@ void alltoall_single_copy(Group& group, std::span<const std::byte> send, std::sp
   }
   group.publish_buffer(call, input, all);
   group.publish(call, signature);
-  if (!send.empty()) std::memcpy(recv.data() + rank * block, input + rank * block, block);
   for (int m = 0; m < group.size(); ++m) {
     if (static_cast<size_t>(m) == rank) continue;
     group.await_member(m, call, signature);
     group.pull(m, call, signature, all, rank * block,
                recv.subspan(static_cast<size_t>(m) * block, block));
   }
+  // The others wait for "consumed", not for the own block's copy.
   group.publish(consumed, signature);
+  if (!send.empty()) std::memcpy(recv.data() + rank * block, input + rank * block, block);
   group.await_all(consumed, signature);
 }
 

@@ -3,8 +3,8 @@
 // publishes; the root copies each block out as its member publishes.
 // Single copy (docs/shm.md): every member but the root publishes its send
 // buffer; the root copies each block straight into its receive buffer as
-// its member publishes, then enters the "consumed" call; the others return
-// once the root has.
+// its member publishes, then enters the "consumed" call, and only then
+// copies its own block; the others return once the root has entered it.
 
 #include <cstring>
 
@@ -50,15 +50,14 @@ void gather_single_copy(Group& group, std::span<const std::byte> send, std::span
   }
   group.publish(call, signature);
   for (int m = 0; m < group.size(); ++m) {
-    const std::span<std::byte> to = recv.subspan(static_cast<size_t>(m) * block, block);
-    if (m == root) {
-      std::memcpy(to.data(), send.data(), block);
-    } else {
-      group.await_member(m, call, signature);
-      group.pull(m, call, signature, block, 0, to);
-    }
+    if (m == root) continue;
+    group.await_member(m, call, signature);
+    group.pull(m, call, signature, block, 0, recv.subspan(static_cast<size_t>(m) * block, block));
   }
+  // The others wait for this, not for the root's own block, which no one
+  // else reads or writes.
   group.publish(consumed, signature);
+  std::memcpy(recv.data() + static_cast<size_t>(root) * block, send.data(), block);
 }
 
 }  // namespace
