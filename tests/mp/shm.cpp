@@ -13,6 +13,8 @@
 //   off       run with shm_collectives=false: no segment, results still exact.
 //   mismatch  rank 0 calls bcast while the others call allreduce: the others
 //             get Errc::mismatch naming both calls; then everyone is in step.
+//             Then the same through the inline lines (16 B on both sides),
+//             and a 16 B bcast against the root's 1 KiB one.
 //   timeout   rank 0 enters bcast late (after timeout_ms): the others get
 //             Errc::timeout naming rank 0; then everyone is in step.
 //   departed  rank 1 exits; the others wait for it in a barrier and get
@@ -79,7 +81,12 @@ struct Driver {
     ++cases;
   }
 
-  std::vector<size_t> sizes() const { return {1, 7, 4096 + 12, max_bytes(), max_bytes() + 1}; }
+  // Both sides of the inline lines' limit too (a bcast's or allgather's
+  // block; scatter's and alltoall's N blocks).
+  std::vector<size_t> sizes() const {
+    return {1,         7,           grove::shm::kInlineBytes, grove::shm::kInlineBytes + 1,
+            4096 + 12, max_bytes(), max_bytes() + 1};
+  }
   bool fits(size_t slot_need, size_t block) const {
     return block <= max_bytes() && slot_need <= slot();
   }
@@ -330,6 +337,25 @@ int main(int argc, char** argv) {
       } else {
         expect_error("mismatch", grove::Errc::mismatch,
                      [&] { world.allreduce(std::span(buffer), Datatype::int32, ReduceOp::sum); });
+      }
+      world.barrier();
+      // The same through the inline lines (up to 48 B): both calls write
+      // theirs, or the root's call goes through its slot while the others
+      // wait for its inline line.
+      std::vector<std::byte> small(16);
+      if (rank == 0) {
+        world.bcast(std::span(small), 0);
+      } else {
+        expect_error("inline mismatch", grove::Errc::mismatch,
+                     [&] { world.allreduce(std::span(small), Datatype::int32, ReduceOp::sum); });
+      }
+      world.barrier();
+      std::vector<std::byte> large(1024);
+      if (rank == 0) {
+        world.bcast(std::span(large), 0);
+      } else {
+        expect_error("slot against inline", grove::Errc::mismatch,
+                     [&] { world.bcast(std::span(small), 0); });
       }
       world.barrier();
       if (rank == 0) std::printf("shm mismatch ok\n");

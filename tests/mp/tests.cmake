@@ -227,6 +227,8 @@ set_tests_properties(coll.shm.off PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION
                      FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 add_test(NAME coll.shm.mismatch
          COMMAND ${GROVE_EXPECT} 0 --match "mismatch: rank 1: allreduce\\(64 B\\) on shared memory \\(call [0-9]+\\): rank 0 entered bcast\\(root 0, 64 B\\)"
+                 --match "inline mismatch: mismatch: rank 2: allreduce\\(16 B\\) on shared memory \\(call [0-9]+\\): rank 0 entered bcast\\(root 0, 16 B\\)"
+                 --match "slot against inline: mismatch: rank 1: bcast\\(root 0, 16 B\\) on shared memory \\(call [0-9]+\\): rank 0 entered bcast\\(root 0, 1024 B\\)"
                  --match "shm mismatch ok"
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block $<TARGET_FILE:mp_shm> mismatch)
 add_test(NAME coll.shm.timeout

@@ -23,13 +23,13 @@ void allgather_through_slots(Group& group, std::span<const std::byte> send,
   std::byte* mine = recv.data() + static_cast<size_t>(rank) * block;
   const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
   group.await_slot_free(call, signature);
-  std::memcpy(group.own_slot(call), input, block);
-  group.publish(call, signature);
+  std::memcpy(group.own_data(call, block), input, block);
+  group.publish_data(call, signature, block);
   if (!send.empty()) std::memcpy(mine, input, block);
   for (int m = 0; m < group.size(); ++m) {
     if (m == rank) continue;
-    group.await_member(m, call, signature);
-    std::memcpy(recv.data() + static_cast<size_t>(m) * block, group.slot(m, call), block);
+    std::memcpy(recv.data() + static_cast<size_t>(m) * block,
+                group.await_data(m, call, signature, block), block);
   }
 }
 

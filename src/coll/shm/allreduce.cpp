@@ -46,17 +46,19 @@ bool allreduce(Group& group, Route route, std::span<const std::byte> send,
     return true;
   }
   group.await_slot_free(operands, signature);
-  std::memcpy(group.own_slot(operands), input, bytes);
-  group.publish(operands, signature);
-
   if (bytes >= split_reduction_bytes()) {
+    // The two-phase reduction reads every operand from its slot.
+    std::memcpy(group.own_slot(operands), input, bytes);
+    group.publish(operands, signature);
     const uint64_t results = reduce_own_chunk(group, operands, signature, bytes, type, op);
     gather_chunks(group, results, signature, bytes, type, recv.data());
     return true;
   }
+  std::memcpy(group.own_data(operands, bytes), input, bytes);
+  group.publish_data(operands, signature, bytes);
   for (int m = 0; m < group.size(); ++m) {
-    if (m != rank) group.await_member(m, operands, signature);
-    const std::byte* operand = group.slot(m, operands);
+    const std::byte* operand = m == rank ? group.own_data(operands, bytes)
+                                         : group.await_data(m, operands, signature, bytes);
     if (m == 0) {
       std::memcpy(recv.data(), operand, bytes);
     } else {

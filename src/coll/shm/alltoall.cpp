@@ -25,15 +25,14 @@ void alltoall_through_slots(Group& group, std::span<const std::byte> send,
   const auto rank = static_cast<size_t>(group.rank());
   const std::byte* input = send.empty() ? recv.data() : send.data();  // empty: in place
   group.await_slot_free(call, signature);
-  std::memcpy(group.own_slot(call), input, all);
-  group.publish(call, signature);
+  std::memcpy(group.own_data(call, all), input, all);
+  group.publish_data(call, signature, all);
   for (int m = 0; m < group.size(); ++m) {
     std::byte* to = recv.data() + static_cast<size_t>(m) * block;
     if (static_cast<size_t>(m) == rank) {
-      std::memcpy(to, group.own_slot(call) + rank * block, block);
+      std::memcpy(to, group.own_data(call, all) + rank * block, block);
     } else {
-      group.await_member(m, call, signature);
-      std::memcpy(to, group.slot(m, call) + rank * block, block);
+      std::memcpy(to, group.await_data(m, call, signature, all) + rank * block, block);
     }
   }
 }

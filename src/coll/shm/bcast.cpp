@@ -19,12 +19,12 @@ void bcast_through_slots(Group& group, std::span<std::byte> buffer, int root,
   const uint64_t call = group.begin();
   if (group.rank() == root) {
     group.await_slot_free(call, signature);
-    std::memcpy(group.own_slot(call), buffer.data(), buffer.size());
-    group.publish(call, signature);
+    std::memcpy(group.own_data(call, buffer.size()), buffer.data(), buffer.size());
+    group.publish_data(call, signature, buffer.size());
   } else {
     group.publish(call, signature);
-    group.await_member(root, call, signature);
-    std::memcpy(buffer.data(), group.slot(root, call), buffer.size());
+    std::memcpy(buffer.data(), group.await_data(root, call, signature, buffer.size()),
+                buffer.size());
   }
 }
 

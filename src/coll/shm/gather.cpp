@@ -20,8 +20,8 @@ void gather_through_slots(Group& group, std::span<const std::byte> send, std::sp
   const uint64_t call = group.begin();
   if (group.rank() != root) {
     group.await_slot_free(call, signature);
-    std::memcpy(group.own_slot(call), send.data(), block);
-    group.publish(call, signature);
+    std::memcpy(group.own_data(call, block), send.data(), block);
+    group.publish_data(call, signature, block);
     return;
   }
   group.publish(call, signature);
@@ -30,8 +30,7 @@ void gather_through_slots(Group& group, std::span<const std::byte> send, std::sp
     if (m == root) {
       std::memcpy(to, send.data(), block);
     } else {
-      group.await_member(m, call, signature);
-      std::memcpy(to, group.slot(m, call), block);
+      std::memcpy(to, group.await_data(m, call, signature, block), block);
     }
   }
 }

@@ -34,7 +34,9 @@ size_t round_up(size_t n, size_t unit) {
 }
 
 size_t control_bytes(int members) {
-  return round_up(sizeof(SegmentHeader) + sizeof(ControlLine) * static_cast<size_t>(members), 4096);
+  const auto n = static_cast<size_t>(members);
+  return round_up(sizeof(SegmentHeader) + sizeof(ControlLine) * n + sizeof(InlineLine) * 2 * n,
+                  4096);
 }
 
 }  // namespace
@@ -73,6 +75,7 @@ Group::Group(int rank, int size, Transport& transport, FirstDepartedFn first_dep
       rank_(rank),
       size_(size),
       lines_(reinterpret_cast<ControlLine*>(static_cast<std::byte*>(base) + sizeof(SegmentHeader))),
+      inlines_(reinterpret_cast<InlineLine*>(lines_ + size)),
       slots_(static_cast<std::byte*>(base) + control_bytes(size)) {
   // Registers this process for the sleepers' barrier before its first
   // publish relies on it (publish()).
@@ -246,6 +249,42 @@ void Group::wait_entered(int member, uint64_t call, const CallSignature& signatu
   };
   const sched::WaitOptions options = sched::wait_options_from_params();
   Waiter waiter{{}, *this, member, call, signature};
+  if (sched::wait_loop(waiter, options, sched::local_memory_cadence(options))) return;
+  throw Error(Errc::timeout,
+              fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
+                          "waiting for rank {} to enter it (it entered call {})",
+                          rank_, signature.describe(), call, options.timeout.count(), member,
+                          lines_[member].entered.load()));
+}
+
+// wait_entered's loop for a member's inline line (await_data): the poll is
+// a load of that line, which the member writes before it enters. A member
+// that entered the call without writing it entered another call: its
+// signature then says which (check_signature throws), and a sleep, which
+// waits for `entered`, ends as it would for wait_entered.
+void Group::wait_inline(int member, uint64_t call, const CallSignature& signature) {
+  struct Waiter : sched::WaiterBase {
+    Group& group;
+    int member;
+    uint64_t call;
+    const CallSignature& signature;
+    const InlineLine& line;
+    bool ready() const { return line.call.load(std::memory_order_acquire) >= call; }
+    void check() {
+      if (group.entered(member, call) && !ready()) {
+        group.check_signature(member, call, signature);
+        throw Error(Errc::internal,
+                    fmt::format("rank {}: {} on shared memory (call {}): rank {} entered the call "
+                                "without its data",
+                                group.rank_, signature.describe(), call, member));
+      }
+      group.check_departures(member, call, signature);
+    }
+    bool progress() { return group.transport_.progress(); }
+    void sleep(std::chrono::microseconds max) { group.sleep_on(member, call, max.count()); }
+  };
+  const sched::WaitOptions options = sched::wait_options_from_params();
+  Waiter waiter{{}, *this, member, call, signature, inline_line(member, call)};
   if (sched::wait_loop(waiter, options, sched::local_memory_cadence(options))) return;
   throw Error(Errc::timeout,
               fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "

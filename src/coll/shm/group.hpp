@@ -83,6 +83,19 @@ struct alignas(64) ControlLine {
 };
 static_assert(sizeof(ControlLine) == 64);
 
+// One cache line per member and call parity, written only by that member: a
+// contribution of at most kInlineBytes travels here instead of the slot,
+// beside the call number and signature its readers check, so that one cache
+// miss brings all three (through the slot a reader misses on the control
+// line, then on the slot). Written before `entered`, like a slot.
+inline constexpr size_t kInlineBytes = 48;
+struct alignas(64) InlineLine {
+  std::atomic<uint64_t> call{0};       // the call whose data this is; stored last
+  std::atomic<uint64_t> signature{0};  // Group::signature_word of that call
+  std::byte data[kInlineBytes];
+};
+static_assert(sizeof(InlineLine) == 64);
+
 // The segment's first cache line: members that open it check every field.
 struct alignas(64) SegmentHeader {
   uint64_t magic = 0;
@@ -92,7 +105,7 @@ struct alignas(64) SegmentHeader {
 };
 
 inline constexpr uint64_t kSegmentMagic = 0x6d68732d65766f72;  // "rove-shm"
-inline constexpr uint32_t kSegmentVersion = 2;                 // 2: the single-copy fields
+inline constexpr uint32_t kSegmentVersion = 3;  // 2: the single-copy fields; 3: inline lines
 
 // Bytes of a segment for `members` ranks with slots of `slot_bytes`.
 size_t segment_length(int members, size_t slot_bytes);
@@ -151,6 +164,38 @@ class Group {
   }
   std::byte* own_slot(uint64_t call) { return slot_of(rank_, call); }
   const std::byte* slot(int member, uint64_t call) { return slot_of(member, call); }
+
+  // A member's contribution of `bytes` to `call` (the same value on every
+  // member: it follows from the call's shape): where the member writes it
+  // (after await_slot_free), how it publishes it, and where a reader finds
+  // it once published. Up to kInlineBytes in the member's inline line,
+  // else in its slot.
+  std::byte* own_data(uint64_t call, size_t bytes) {
+    return bytes <= kInlineBytes ? inline_line(rank_, call).data : own_slot(call);
+  }
+  void publish_data(uint64_t call, const CallSignature& signature, size_t bytes) {
+    if (bytes <= kInlineBytes) {
+      InlineLine& line = inline_line(rank_, call);
+      line.signature.store(signature_word(call, signature), std::memory_order_relaxed);
+      line.call.store(call, std::memory_order_release);
+    }
+    publish(call, signature);
+  }
+  // await_member, then the member's data; inline, the line's own call
+  // number and signature are waited for and checked instead.
+  const std::byte* await_data(int member, uint64_t call, const CallSignature& signature,
+                              size_t bytes) {
+    if (bytes > kInlineBytes) {
+      await_member(member, call, signature);
+      return slot(member, call);
+    }
+    InlineLine& line = inline_line(member, call);
+    if (line.call.load(std::memory_order_acquire) != call) wait_inline(member, call, signature);
+    if (line.signature.load(std::memory_order_relaxed) != signature_word(call, signature))
+        [[unlikely]]
+      check_signature_word(member, call, signature, line.signature.load());
+    return line.data;
+  }
   // This member has entered `call` (its slot's data, if any, written).
   void publish(uint64_t call, const CallSignature& signature) {
     ControlLine& line = lines_[rank_];
@@ -231,6 +276,9 @@ class Group {
   }
 
  private:
+  InlineLine& inline_line(int member, uint64_t call) const {
+    return inlines_[static_cast<size_t>(member) * 2 + (call & 1)];
+  }
   std::byte* slot_of(int member, uint64_t call) const {
     const size_t index = static_cast<size_t>(member) * 2 + (call & 1);
     return slots_ + index * slot_bytes_;
@@ -249,6 +297,7 @@ class Group {
     return lines_[member].entered.load(std::memory_order_acquire) >= call;
   }
   void wait_entered(int member, uint64_t call, const CallSignature& signature);
+  void wait_inline(int member, uint64_t call, const CallSignature& signature);
   void check_departures(int member, uint64_t call, const CallSignature& signature);
   void sleep_on(int member, uint64_t call, int64_t max_us);
 
@@ -260,6 +309,7 @@ class Group {
   int rank_;
   int size_;
   ControlLine* lines_;
+  InlineLine* inlines_;  // two per member, by call parity
   std::byte* slots_;
   uint64_t calls_ = 0;
   std::vector<pid_t> pids_;  // by member; empty: no single-copy path

@@ -23,10 +23,7 @@ void reduce_at_root(Group& group, uint64_t call, const CallSignature& signature,
   const size_t bytes = send.size();
   for (int m = 0; m < group.size(); ++m) {
     const std::byte* operand = send.data();
-    if (m != root) {
-      group.await_member(m, call, signature);
-      operand = group.slot(m, call);
-    }
+    if (m != root) operand = group.await_data(m, call, signature, bytes);
     if (m == 0) {
       std::memcpy(recv.data(), operand, bytes);
     } else {
@@ -75,8 +72,8 @@ bool reduce(Group& group, Route route, std::span<const std::byte> send, std::spa
   }
   if (!at_root) {
     group.await_slot_free(operands, signature);
-    std::memcpy(group.own_slot(operands), send.data(), bytes);
-    group.publish(operands, signature);
+    std::memcpy(group.own_data(operands, bytes), send.data(), bytes);
+    group.publish_data(operands, signature, bytes);
     return true;
   }
   group.publish(operands, signature);

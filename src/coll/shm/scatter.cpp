@@ -21,13 +21,12 @@ void scatter_through_slots(Group& group, std::span<const std::byte> send, std::s
   const auto rank = static_cast<size_t>(group.rank());
   if (group.rank() == root) {
     group.await_slot_free(call, signature);
-    std::memcpy(group.own_slot(call), send.data(), all);
-    group.publish(call, signature);
+    std::memcpy(group.own_data(call, all), send.data(), all);
+    group.publish_data(call, signature, all);
     std::memcpy(recv.data(), send.data() + rank * block, block);
   } else {
     group.publish(call, signature);
-    group.await_member(root, call, signature);
-    std::memcpy(recv.data(), group.slot(root, call) + rank * block, block);
+    std::memcpy(recv.data(), group.await_data(root, call, signature, all) + rank * block, block);
   }
 }
 

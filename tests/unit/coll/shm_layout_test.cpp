@@ -50,10 +50,15 @@ TEST(ShmCallSignature, DescribesTheCallAndPacksFieldsApart) {
 }
 
 TEST(ShmSegment, LengthHoldsHeaderLinesAndTwoSlotsPerMember) {
+  // 2 members: header + 2 control lines + 4 inline lines = 448 bytes, one page.
   EXPECT_EQ(segment_length(2, 4096), 4096u + 2 * 2 * 4096);
-  // 64 members: header + 64 lines = 4160 bytes, rounded to two pages.
-  EXPECT_EQ(segment_length(64, 65536), 8192u + 64 * 2 * 65536);
+  // 21 members: 64 + 21 * 3 * 64 = 4096 bytes, exactly one page; 22: two.
+  EXPECT_EQ(segment_length(21, 4096), 4096u + 21 * 2 * 4096);
+  EXPECT_EQ(segment_length(22, 4096), 8192u + 22 * 2 * 4096);
+  // 64 members: 64 + 64 * 3 * 64 = 12352 bytes, rounded to four pages.
+  EXPECT_EQ(segment_length(64, 65536), 16384u + 64 * 2 * 65536);
   EXPECT_EQ(sizeof(ControlLine), 64u);
+  EXPECT_EQ(sizeof(InlineLine), 64u);
 }
 
 }  // namespace
