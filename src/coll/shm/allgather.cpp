@@ -42,8 +42,10 @@ void allgather_single_copy(Group& group, std::span<const std::byte> send, std::s
   const std::byte* input = send.empty() ? mine : send.data();  // empty: in place
   group.publish_buffer(call, input, block);
   group.publish(call, signature);
-  for (int m = 0; m < group.size(); ++m) {
-    if (m == rank) continue;
+  // From the next member on: were every member to read member 0 first, then
+  // 1, ..., the kernel would pin the same owner's pages for all at once.
+  for (int i = 1; i < group.size(); ++i) {
+    const int m = (rank + i) % group.size();
     group.await_member(m, call, signature);
     group.pull(m, call, signature, block, 0, recv.subspan(static_cast<size_t>(m) * block, block));
   }

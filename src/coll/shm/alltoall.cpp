@@ -51,8 +51,11 @@ void alltoall_single_copy(Group& group, std::span<const std::byte> send, std::sp
   }
   group.publish_buffer(call, input, all);
   group.publish(call, signature);
-  for (int m = 0; m < group.size(); ++m) {
-    if (static_cast<size_t>(m) == rank) continue;
+  // From the next member on (as allgather's single copy, for the same
+  // reason).
+  for (int i = 1; i < group.size(); ++i) {
+    const int m =
+        static_cast<int>((rank + static_cast<size_t>(i)) % static_cast<size_t>(group.size()));
     group.await_member(m, call, signature);
     group.pull(m, call, signature, all, rank * block,
                recv.subspan(static_cast<size_t>(m) * block, block));
