@@ -231,24 +231,32 @@ void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
 }
 
 // The one wait loop (sched/wait_loop.hpp) with the local-memory cadence:
-// the poll is a load of the member's control line, the sleep a futex wait
-// on it. The transport is progressed as the cadence says: non-blocking
-// calls and protocols in flight (of any communicator; a fence's rendezvous,
-// say) may need this rank's progress while it waits here, and their
-// messages do not end a futex sleep (docs/wait.md).
-void Group::wait_entered(int member, uint64_t call, const CallSignature& signature) {
+// the poll is `ready` (a load of a word the member writes), the sleep a
+// futex wait on the member's control line. The transport is progressed as
+// the cadence says: non-blocking calls and protocols in flight (of any
+// communicator; a fence's rendezvous, say) may need this rank's progress
+// while it waits here, and their messages do not end a futex sleep
+// (docs/wait.md). `check` runs once per round, before the departure check.
+template <class Ready, class Check>
+void Group::wait_for(int member, uint64_t call, const CallSignature& signature, Ready ready,
+                     Check check) {
   struct Waiter : sched::WaiterBase {
     Group& group;
     int member;
     uint64_t call;
     const CallSignature& signature;
-    bool ready() const { return group.entered(member, call); }
-    void check() { group.check_departures(member, call, signature); }
+    Ready is_ready;
+    Check extra_check;
+    bool ready() const { return is_ready(); }
+    void check() {
+      extra_check();
+      group.check_departures(member, call, signature);
+    }
     bool progress() { return group.transport_.progress(); }
     void sleep(std::chrono::microseconds max) { group.sleep_on(member, call, max.count()); }
   };
   const sched::WaitOptions options = sched::wait_options_from_params();
-  Waiter waiter{{}, *this, member, call, signature};
+  Waiter waiter{{}, *this, member, call, signature, ready, check};
   if (sched::wait_loop(waiter, options, sched::local_memory_cadence(options))) return;
   throw Error(Errc::timeout,
               fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
@@ -257,40 +265,27 @@ void Group::wait_entered(int member, uint64_t call, const CallSignature& signatu
                           lines_[member].entered.load()));
 }
 
-// wait_entered's loop for a member's inline line (await_data): the poll is
-// a load of that line, which the member writes before it enters. A member
-// that entered the call without writing it entered another call: its
-// signature then says which (check_signature throws), and a sleep, which
-// waits for `entered`, ends as it would for wait_entered.
+void Group::wait_entered(int member, uint64_t call, const CallSignature& signature) {
+  wait_for(
+      member, call, signature, [&] { return entered(member, call); }, [] {});
+}
+
+// The wait for a member's inline line (await_data): the poll is a load of
+// that line, which the member writes before it enters. A member that
+// entered the call without writing it entered another call: its signature
+// then says which (check_signature throws). A sleep waits for `entered`,
+// which comes after the line.
 void Group::wait_inline(int member, uint64_t call, const CallSignature& signature) {
-  struct Waiter : sched::WaiterBase {
-    Group& group;
-    int member;
-    uint64_t call;
-    const CallSignature& signature;
-    const InlineLine& line;
-    bool ready() const { return line.call.load(std::memory_order_acquire) >= call; }
-    void check() {
-      if (group.entered(member, call) && !ready()) {
-        group.check_signature(member, call, signature);
-        throw Error(Errc::internal,
-                    fmt::format("rank {}: {} on shared memory (call {}): rank {} entered the call "
-                                "without its data",
-                                group.rank_, signature.describe(), call, member));
-      }
-      group.check_departures(member, call, signature);
-    }
-    bool progress() { return group.transport_.progress(); }
-    void sleep(std::chrono::microseconds max) { group.sleep_on(member, call, max.count()); }
-  };
-  const sched::WaitOptions options = sched::wait_options_from_params();
-  Waiter waiter{{}, *this, member, call, signature, inline_line(member, call)};
-  if (sched::wait_loop(waiter, options, sched::local_memory_cadence(options))) return;
-  throw Error(Errc::timeout,
-              fmt::format("rank {}: {} on shared memory (call {}): timed out after {} ms "
-                          "waiting for rank {} to enter it (it entered call {})",
-                          rank_, signature.describe(), call, options.timeout.count(), member,
-                          lines_[member].entered.load()));
+  const InlineLine& line = inline_line(member, call);
+  auto written = [&] { return line.call.load(std::memory_order_acquire) >= call; };
+  wait_for(member, call, signature, written, [&] {
+    if (!entered(member, call) || written()) return;
+    check_signature(member, call, signature);
+    throw Error(Errc::internal,
+                fmt::format("rank {}: {} on shared memory (call {}): rank {} entered the call "
+                            "without its data",
+                            rank_, signature.describe(), call, member));
+  });
 }
 
 // Any member departed, not only the one waited for: a call that waits for a

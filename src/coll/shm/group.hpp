@@ -296,6 +296,9 @@ class Group {
   bool entered(int member, uint64_t call) const {
     return lines_[member].entered.load(std::memory_order_acquire) >= call;
   }
+  template <class Ready, class Check>
+  void wait_for(int member, uint64_t call, const CallSignature& signature, Ready ready,
+                Check check);
   void wait_entered(int member, uint64_t call, const CallSignature& signature);
   void wait_inline(int member, uint64_t call, const CallSignature& signature);
   void check_departures(int member, uint64_t call, const CallSignature& signature);
