@@ -37,8 +37,12 @@ bool allreduce(Group& group, Route route, std::span<const std::byte> send,
   const std::byte* input = send.empty() ? recv.data() : send.data();
   if (route == Route::single_copy) {
     const Group::Lending lending(group);
+    // Each member's chunk is combined in scratch, not in its receive buffer:
+    // with the others reading it there while this member's own reads write
+    // the rest of that buffer, 1 MiB at 2 ranks took 204-216 us against
+    // 177 (alternated, 2026-12-02).
     const uint64_t results =
-        combine_own_chunk(group, operands, signature, input, bytes, type, op, recv.data());
+        combine_own_chunk(group, operands, signature, input, bytes, type, op, nullptr);
     pull_chunks(group, results, signature, bytes, type, recv.data());
     const uint64_t consumed = group.begin();
     group.publish(consumed, signature);

@@ -67,12 +67,14 @@ double engine_us(coll::Collective collective, const CostCase& c, const PortModel
         // The own block within the process, every other from its owner.
         return 2 * s + local(b) + (p - 1) * cma(b);
       case coll::Collective::reduce:
-      case coll::Collective::allreduce:
         // Chunk m of every operand (the own one within the process), then
-        // every other member's combined chunk (the own one is combined at
+        // every other member's combined chunk (the root combines its own at
         // its place in the result); operands, chunks and "consumed" are
         // three publishes.
         return 3 * s + local(b / p) + 2 * (p - 1) * cma(b / p);
+      case coll::Collective::allreduce:
+        // The same, with the own combined chunk copied from scratch.
+        return 3 * s + 2 * (local(b / p) + (p - 1) * cma(b / p));
       default:
         break;  // no single-copy form: the slots
     }

@@ -195,7 +195,7 @@ void Group::check_signature_word(int member, uint64_t call, const CallSignature&
 namespace {
 
 const params::IntParam shm_sleep_look_us{
-    "shm_sleep_look_us", 200, 1, 1000000,
+    "shm_sleep_look_us", 1000, 1, 1000000,
     "a shared-memory wait asleep on a member's futex first sleeps at most this long "
     "(microseconds) without the membarrier that makes a missed wake-up impossible; the member's "
     "publish ends it at once, and a wake-up missed by a publisher racing the sleep costs at most "
@@ -209,18 +209,22 @@ void Group::sleep_on(int member, uint64_t call, int64_t max_us) {
   // is full (the read-modify-write); the publisher's is only a compiler
   // barrier, so a publisher whose `entered` store was still on its way when
   // it read the count may miss this sleeper. First a look of
-  // shm_sleep_look_us: its end finds such a call. Only a sleep that goes on
-  // makes every member pass a barrier (membarrier: an interrupt of every
-  // core running one, which slowed 2-rank 1 MiB reductions when every
-  // sleep paid it), after which no wake-up is missed. Were that refused by
-  // the kernel, the sleep ends at the cadence's longest sleep
-  // (shm_wake_interval_us) at the latest.
+  // shm_sleep_look_us: its end finds such a call. Only a look that ran out
+  // unwoken goes on, after making every member pass a barrier (membarrier:
+  // an interrupt of every core running one, about 30 us here), after which
+  // no wake-up is missed. The default look is the cadence's longest sleep
+  // (shm_wake_interval_us), so by default no sleep pays the barrier and a
+  // missed wake-up costs at most that (docs/shm.md, "Waiting"). Were the
+  // barrier refused by the kernel, the same bound holds.
   line.sleepers.fetch_add(1, std::memory_order_seq_cst);
   const int64_t look = std::min<int64_t>(shm_sleep_look_us.get(), max_us);
   uint32_t seen = line.wake.load(std::memory_order_seq_cst);
   if (line.entered.load(std::memory_order_seq_cst) < call) {
     futex_wait_shared(&line.wake, seen, std::chrono::microseconds(look));
-    if (max_us > look && line.entered.load(std::memory_order_acquire) < call) {
+    // Only a look that ran out unwoken goes on: a wake-up (of this call or
+    // an earlier one) returns to the wait loop, which looks again.
+    if (max_us > look && line.wake.load(std::memory_order_acquire) == seen &&
+        line.entered.load(std::memory_order_acquire) < call) {
       sched::sleep_fence();
       seen = line.wake.load(std::memory_order_seq_cst);
       if (line.entered.load(std::memory_order_seq_cst) < call)

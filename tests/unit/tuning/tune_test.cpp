@@ -117,9 +117,11 @@ TEST(Tune, HostTermsAddTheCallCostAndPriceTheSharedMemoryEngine) {
   // Just below it, the slots: s + c(m) + P c(m) for gather.
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("gather", 4, 65532, m), "shm").predicted_us,
                    1 + 5 * (0.1 + 65532.0 / 4096));
-  // Reductions: chunk m of every operand, then every other member's
-  // combined chunk (the own one is combined in place), three publishes.
+  // Reductions: chunk m of every operand, then every combined chunk, three
+  // publishes; reduce's root combines its own chunk in place.
   EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("allreduce", 4, 1 << 20, m), "shm").predicted_us,
+                   3 + 8 * (0.1 + 64));
+  EXPECT_DOUBLE_EQ(candidate_named(rank_candidates("reduce", 4, 1 << 20, m), "shm").predicted_us,
                    3 + 7 * (0.1 + 64));
   // Beyond shm_max_bytes with the path off the engine is no candidate;
   // without host terms it is none anywhere.
@@ -165,7 +167,7 @@ TEST(Tune, ShmPricesEachCopyByWhereItsBytesAre) {
   EXPECT_DOUBLE_EQ(shm("bcast", 1 << 20), 2 + (2 + 2048.0));
   EXPECT_DOUBLE_EQ(shm("scatter", 65536), 2 + (2 + 128.0));
   EXPECT_DOUBLE_EQ(shm("gather", 65536), 2 + (0.1 + 16.0) + 3 * (2 + 128.0));
-  EXPECT_DOUBLE_EQ(shm("allreduce", 1 << 20), 3 + (0.1 + 64.0) + 2 * 3 * (2 + 512.0));
+  EXPECT_DOUBLE_EQ(shm("allreduce", 1 << 20), 3 + 2 * ((0.1 + 64.0) + 3 * (2 + 512.0)));
   // A scatter whose own block costs more in process than a reader's copy
   // out (a curve can be anything): the root's copy is the longer.
   coll::PortModel slow_local = m;
