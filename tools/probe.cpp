@@ -134,7 +134,7 @@ void add_host_terms(model::probe::ProbeResult& result, const tuning::HostMeasure
   std::string shm_note = "no shm terms: " + host.shm_missing;
   if (host.shm_gather_us > 0) {
     shm_note = fmt::format(
-        "1 B shm gather less its copies {:.4f} us; memcpy 1 B .. 4 MiB on rank 0; copies "
+        "64 B shm gather less its copies {:.4f} us; memcpy 1 B .. 4 MiB on rank 0; copies "
         "between ranks 0 and {}: copy_in (rank 0 into a shared buffer), copy_out (the other out "
         "of it), copy_cma (the other reads rank 0's buffer){}",
         host.shm_gather_us, terms_peer,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -150,6 +151,13 @@ int run_tune(const TuneArgs& args) {
              t.cells.size(), grid.collectives.size(), grid.ranks.size(), grid.sizes.size(),
              model_seconds);
   if (!args.out.empty()) {
+    // The file names its table relative to its own directory, as the
+    // reader resolves it (coll/select_table.cpp): a path relative to this
+    // process's directory would be found only from there.
+    if (!t.plogp.empty() && std::filesystem::path(t.plogp).is_relative()) {
+      const std::filesystem::path out_dir = std::filesystem::absolute(args.out).parent_path();
+      t.plogp = std::filesystem::absolute(t.plogp).lexically_relative(out_dir).string();
+    }
     const std::string text = tuning::tuning_file_text(t);
     // What the file says must read back: a broken file is caught here.
     coll::parse_select_table(text, args.out);

@@ -43,6 +43,13 @@ cli)
   # shellcheck disable=SC2086
   expect 0 "^wrote t.json" "$grove" tune --plogp p.txt --out t.json $grid
   grep -q '"plogp": "p.txt"' t.json || fail "t.json names no pLogP table"
+  # Written elsewhere, the file names the table relative to its own
+  # directory, where explain looks for it.
+  mkdir -p sub
+  # shellcheck disable=SC2086
+  expect 0 "^wrote sub/t.json" "$grove" tune --plogp p.txt --out sub/t.json $grid
+  grep -q '"plogp": "../p.txt"' sub/t.json || { cat sub/t.json; fail "sub/t.json: table not relative to it"; }
+  expect 0 "^choice: " "$grove" explain bcast -n 3 --size 1MiB --tuning sub/t.json
   # At 3 ranks and 1 MiB the model's fastest is the chain in ceil(1 MiB / S)
   # byte segments, S = 23 (model/segment.hpp's search over S).
   row=$(grep -n '"min_ranks":3,"max_ranks":3,"min_bytes":1048576,"algorithm":"pipeline:seg=45591"' t.json |

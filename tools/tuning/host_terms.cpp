@@ -5,18 +5,23 @@
 #include <cstring>
 #include <span>
 
+#include "coll/shm/group.hpp"
 #include "suite/runner.hpp"
 
 namespace grove::tuning {
 namespace {
 
-// The median of a 1 B gather at N = 2 with `algorithm` forced, in us; 0 when
-// the algorithm refuses the call (no segment).
-double gather_median_us(Comm& pair, const std::string& algorithm) {
+// The size of the engine's calibrating gather (host_terms.hpp, shm_us).
+constexpr uint64_t kShmGatherBytes = 64;
+static_assert(kShmGatherBytes > shm::kInlineBytes);
+
+// The median of a gather of `bytes` at N = 2 with `algorithm` forced, in
+// us; 0 when the algorithm refuses the call (no segment).
+double gather_median_us(Comm& pair, const std::string& algorithm, uint64_t bytes) {
   bench::RunOptions run;
   run.collectives = {"gather"};
   run.algorithm = algorithm;
-  run.sizes = {1};
+  run.sizes = {bytes};
   run.cell_seconds = 0.2;
   run.warmup = 100;
   run.median_ci = false;
@@ -54,8 +59,8 @@ sim::CopyCurve measure_copy_curve(uint64_t max_bytes) {
 
 HostMeasures measure_host_terms(Comm& pair) {
   HostMeasures out;
-  out.schedule_gather_us = gather_median_us(pair, "flat");
-  out.shm_gather_us = gather_median_us(pair, "shm");
+  out.schedule_gather_us = gather_median_us(pair, "flat", 1);
+  out.shm_gather_us = gather_median_us(pair, "shm", kShmGatherBytes);
   // Rank 0 holds the medians: both ranks go on (to the collective copy
   // measurement) or stop by its word.
   int32_t engine = out.shm_gather_us > 0 ? 1 : 0;
@@ -69,12 +74,15 @@ HostMeasures measure_host_terms(Comm& pair) {
   out.cross = measure_cross_copies(pair, kMaxCopy);
   if (pair.rank() == 0) {
     out.copy = measure_copy_curve(kMaxCopy);
-    // The form's copies at N = 2 (coll/shm/cost.cpp): ci(1 B) + c(1 B) +
-    // co(1 B), a curve not measured priced as c.
-    auto first = [&](const sim::CopyCurve& curve) {
-      return (curve.empty() ? out.copy : curve).front().second;
+    // The form's copies at N = 2 (coll/shm/cost.cpp): ci + c + co of the
+    // gather's size (a point of every curve: 1 B .. 4 MiB by 4), a curve not
+    // measured priced as c.
+    auto at = [&](const sim::CopyCurve& curve) {
+      for (const auto& [bytes, us] : curve.empty() ? out.copy : curve)
+        if (bytes == static_cast<double>(kShmGatherBytes)) return us;
+      return 0.0;
     };
-    out.shm_gather_us -= first(out.cross.in) + first(out.copy) + first(out.cross.out);
+    out.shm_gather_us -= at(out.cross.in) + at(out.copy) + at(out.cross.out);
   }
   return out;
 }

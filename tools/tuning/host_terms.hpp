@@ -6,9 +6,13 @@
 //   call_us  the median of a 1 B flat gather at N = 2 less its pLogP form
 //            g(1) + L: argument checks, plan lookup, posting and completion
 //            of one call, and the start skew of the loop;
-//   shm_us   the median of the shared-memory engine's 1 B gather at N = 2
-//            less its copies (its form's ci(1 B) + c(1 B) + co(1 B)): one
-//            publish and one observe;
+//   shm_us   the median of the shared-memory engine's 64 B gather at N = 2
+//            less its copies (its form's ci + c + co of 64 B): one publish
+//            and one observe. 64 B is the first size past the inline lines
+//            (coll/shm/group.hpp, kInlineBytes), where a reader's copy out
+//            of the writer's slot is a copy of its own, as co prices it; a
+//            contribution that fits an inline line arrives with the
+//            observe, and the form prices its copy as c.
 //   copy     one memcpy of m bytes on rank 0, m = 1 B .. 4 MiB (x4);
 //   copy_in, copy_out, copy_cma  the copies between the pair's two ranks
 //            (tuning/cross_copy.hpp), the same sizes.
@@ -28,7 +32,7 @@ namespace grove::tuning {
 
 struct HostMeasures {
   double schedule_gather_us = 0;  // median, flat, 1 B
-  double shm_gather_us = 0;       // median less its copies; 0: the pair has no engine
+  double shm_gather_us = 0;       // median, 64 B, less its copies; 0: the pair has no engine
   sim::CopyCurve copy;            // (bytes, us)
   CrossCopies cross;              // copy_in, copy_out, copy_cma
   std::string shm_missing;        // why shm_gather_us is 0

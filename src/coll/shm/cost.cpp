@@ -10,6 +10,10 @@
 //   co(n)  memcpy out of another member's slot, which it wrote last;
 //   cx(n)  process_vm_readv of another member's buffer (the kernel pins its
 //          pages and copies them, which costs more than a memcpy).
+// A contribution that fits an inline line (group.hpp, kInlineBytes) reaches
+// its readers with the observe s prices (tools/tuning/host_terms.hpp calibrates
+// s on a slot-sized call, whose copy out is a miss of its own), so its copy
+// out is priced as c.
 // A reduction of n bytes is charged as one copy of n (it reads two operands
 // and writes one, as memcpy reads one and writes one: the same order, and
 // the fits stay within the +-20% the tuning report checks). Copies that run
@@ -30,6 +34,7 @@
 
 #include "coll/shm/cma.hpp"
 #include "coll/shm/collectives.hpp"
+#include "coll/shm/group.hpp"
 #include "coll/shm/reduce_chunks.hpp"
 
 namespace grove::shm {
@@ -79,23 +84,30 @@ double engine_us(coll::Collective collective, const CostCase& c, const PortModel
         break;  // no single-copy form: the slots
     }
   }
+  // A reader's copy of `copied` bytes of a member's contribution of
+  // `contributed`: from the member's slot, or, when the contribution fits an
+  // inline line (group.hpp), from the line its observe brought (s prices
+  // that observe).
+  auto read = [&](double contributed, double copied) {
+    return contributed <= static_cast<double>(kInlineBytes) ? local(copied) : out(copied);
+  };
   switch (collective) {
     case coll::Collective::barrier:
       return s;
     case coll::Collective::bcast:
-      return s + in(b) + out(b);
+      return s + in(b) + read(b, b);
     case coll::Collective::scatter:
       // The root's own block while the others copy theirs out.
-      return s + in(p * b) + std::max(local(b), out(b));
+      return s + in(p * b) + std::max(local(b), read(p * b, b));
     case coll::Collective::gather:
     case coll::Collective::allgather:
-      return s + in(b) + local(b) + (p - 1) * out(b);
+      return s + in(b) + local(b) + (p - 1) * read(b, b);
     case coll::Collective::alltoall:
-      return s + in(p * b) + local(b) + (p - 1) * out(b);
+      return s + in(p * b) + local(b) + (p - 1) * read(p * b, b);
     case coll::Collective::reduce:
     case coll::Collective::allreduce:
       if (split) return 2 * s + in(b) + 2 * (local(b / p) + (p - 1) * out(b / p));
-      return s + in(b) + local(b) + (p - 1) * out(b);
+      return s + in(b) + local(b) + (p - 1) * read(b, b);
     default:
       return not_priced();
   }

@@ -155,6 +155,16 @@ TEST(Tune, ShmPricesEachCopyByWhereItsBytesAre) {
   };
   // Slots: the writer's copy in, then the readers' copies out.
   EXPECT_DOUBLE_EQ(shm("bcast", 1024), 1 + (0.2 + 0.5) + (0.3 + 1.0));
+  // Up to 48 B the inline line: the data comes with the observe, and the
+  // reader's copy is one within its process. Scatter's and alltoall's
+  // contribution is all 4 blocks: 12 B blocks inline, 13 B ones not.
+  EXPECT_DOUBLE_EQ(shm("bcast", 48), 1 + (0.2 + 48.0 / 2048) + (0.1 + 48.0 / 4096));
+  EXPECT_DOUBLE_EQ(shm("bcast", 49), 1 + (0.2 + 49.0 / 2048) + (0.3 + 49.0 / 1024));
+  EXPECT_DOUBLE_EQ(shm("gather", 16),
+                   1 + (0.2 + 16.0 / 2048) + (0.1 + 16.0 / 4096) + 3 * (0.1 + 16.0 / 4096));
+  EXPECT_DOUBLE_EQ(shm("scatter", 12),
+                   1 + (0.2 + 48.0 / 2048) + std::max(0.1 + 12.0 / 4096, 0.1 + 12.0 / 4096));
+  EXPECT_DOUBLE_EQ(shm("scatter", 13), 1 + (0.2 + 52.0 / 2048) + (0.3 + 13.0 / 1024));
   // Scatter: the root copies all 4 blocks in; its own block (in process)
   // while the others copy theirs out: the longer counts.
   EXPECT_DOUBLE_EQ(shm("scatter", 1024), 1 + (0.2 + 2.0) + (0.3 + 1.0));
