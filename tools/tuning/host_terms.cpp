@@ -5,7 +5,10 @@
 #include <cstring>
 #include <span>
 
+#include <fmt/format.h>
+
 #include "coll/shm/group.hpp"
+#include "grove/error.hpp"
 #include "suite/runner.hpp"
 
 namespace grove::tuning {
@@ -80,7 +83,8 @@ HostMeasures measure_host_terms(Comm& pair) {
     auto at = [&](const sim::CopyCurve& curve) {
       for (const auto& [bytes, us] : curve.empty() ? out.copy : curve)
         if (bytes == static_cast<double>(kShmGatherBytes)) return us;
-      return 0.0;
+      throw Error(Errc::internal,
+                  fmt::format("grove probe: a copy curve has no point at {} B", kShmGatherBytes));
     };
     out.shm_gather_us -= at(out.cross.in) + at(out.copy) + at(out.cross.out);
   }

@@ -66,15 +66,8 @@ StateCorrection::StateCorrection(const std::string& cells_path,
       state.one_way_us[bytes] = mean.value();
     }
     const auto before = moments.find("before"), after = moments.find("after");
-    if (before != moments.end() && after != moments.end() && !state.one_way_us.empty()) {
-      const size_t largest = state.one_way_us.rbegin()->first;
-      const auto b = before->second.find(largest), a = after->second.find(largest);
-      if (b != before->second.end() && a != after->second.end()) {
-        const double r = b->second / a->second;
-        state.changed =
-            r > bench::kCalibrationChangedRatio || r < 1 / bench::kCalibrationChangedRatio;
-      }
-    }
+    if (before != moments.end() && after != moments.end())
+      state.changed = bench::state_changed(before->second, after->second);
     cells_[cell] = std::move(state);
   }
 }

@@ -32,7 +32,8 @@ namespace grove::tuning {
 struct CellState {
   std::map<size_t, double> one_way_us;  // geometric mean of before and after, per size
   // The before and after ping-pongs of the large size differ by more than
-  // 20%: the machine changed state while the cell ran.
+  // 20%: the machine changed state while the cell ran (the bench's own test,
+  // bench::state_changed, which also decides --calibrate-retries).
   bool changed = false;
 };
 
