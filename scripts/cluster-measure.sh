@@ -35,6 +35,9 @@
 #   fence_load  one host (grove run, no cluster): a fence of 16 ranks quiet
 #               and beside a polling daemon, per wait policy, wall time and
 #               getrusage CPU time per rank and call
+#   tune16      (not run unless named) 16 x 1, 1 Gbit/s: grove probe between
+#               hosts 0 and 1, grove bench --algo all for bcast and scatter at
+#               4, 8 and 16 hosts, grove tune --report against the probe
 #
 # Between hosts UCX runs over TCP on eth0 (UCX_TLS=tcp,self,
 # UCX_NET_DEVICES=eth0: docs/cluster.md) and Open MPI over btl tcp,self;
@@ -338,6 +341,26 @@ run_fence_load() {
 
 # ---------------------------------------------------------------- summary
 
+# The model against measurement across hosts (docs/tuning.md, issue 11):
+# grove probe between hosts 0 and 1, then grove bench --algo all for bcast
+# and scatter at 4, 8 and 16 hosts, and grove tune --report against the
+# probe's table (tune16-report.md). Not among the default steps.
+run_tune16() {
+  step "tune16: 16 hosts x 1, 1 Gbit/s: probe, bench at 4, 8, 16 hosts, report"
+  up 16 1gbit
+  local n sizes="1,1KiB,64KiB,1MiB" tune_cell="--cell-time 0.3 --warmup 1 --min-iters 5 --max-iters 100"
+  [ "$smoke" = 1 ] && sizes="1,1KiB" tune_cell=$cell
+  mpi 2 1 300 "$out/tune16-probe.txt" -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 \
+    "$grove" probe --out "$out/tune16-plogp.txt" --release-copies 0 \
+    $([ "$smoke" = 1 ] && echo "--max-size 64KiB --max-its 3" || echo "--max-its 20") ||
+    warn "grove probe (log $out/tune16-probe.txt)"
+  for n in 4 8 16; do
+    grove_job "$n" 1 600 "tune16-n$n" --algo all --coll bcast,scatter --sizes "$sizes" $tune_cell
+  done
+  "$grove" tune --plogp "$out/tune16-plogp.txt" --report "$out"/tune16-n{4,8,16}.tsv \
+    >"$out/tune16-report.md" 2>&1 || warn "grove tune --report (see $out/tune16-report.md)"
+}
+
 summarize() {
   local s=$out/summary.md f
   {
@@ -532,7 +555,7 @@ fi
 started=$(date +%s)
 for s in $steps; do
   case $s in
-    bcast8 | colls8 | hier4x2 | fence16 | a2a16 | fence_load) "run_$s" ;;
+    bcast8 | colls8 | hier4x2 | fence16 | a2a16 | fence_load | tune16) "run_$s" ;;
     *) echo "cluster-measure.sh: unknown step '$s'" >&2; exit 2 ;;
   esac
 done
