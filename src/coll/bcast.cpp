@@ -196,6 +196,15 @@ double kary_cost(const CostCase& c, const PortModel& m) {
   return cost::kary_bcast(c.ranks, cost::radix_of(c), c.bytes, m);
 }
 
+// The whole message down a knomial tree (binomial: k = 2) whose ranks' sends
+// share their port (PortModel::shared_port).
+double shared_knomial(const CostCase& c, const PortModel& m, int k) {
+  const topo::Tree tree =
+      topo::make_tree(k == 2 ? topo::Shape::binomial : topo::Shape::knomial, c.ranks, 0, k);
+  return cost::shared_fan_out(
+      tree, [&c](int) { return c.bytes; }, m);
+}
+
 // Scatter then ring as the schedule sends them (scatter_allgather above):
 // the root sends child 2^i its subtree's blocks [2^i, 2^i + min(2^i, P -
 // 2^i)) clipped to the message, and nothing when that range is empty (a
@@ -213,13 +222,21 @@ double scatter_allgather_cost(const CostCase& c, const PortModel& m) {
     const double scattered = span_bytes(1, 1);
     return (scattered > 0 ? m.u(scattered) : 0) + m.u(b) + m.l(b);
   }
+  const double ring = (p - 1) * (m.u(b) + m.l(b));
+  if (m.shared_port) {
+    const topo::Tree tree = topo::make_tree(topo::Shape::binomial, p, 0);
+    return cost::shared_fan_out(
+               tree, [&](int child) { return span_bytes(child, topo::subtree_size(tree, child)); },
+               m) +
+           ring;
+  }
   double t = 0;
   for (int i = 0; i < cost::ceil_log(p, 2); ++i) {
     const double first = std::ldexp(1.0, i);
     const double part = span_bytes(first, std::min(first, p - first));
     if (part > 0) t += m.u(part) + m.l(part);
   }
-  return t + (p - 1) * (m.u(b) + m.l(b));
+  return t + ring;
 }
 
 const AlgorithmTable<BcastArgs> kBcastAlgorithms{
@@ -285,6 +302,7 @@ const AlgorithmTable<BcastArgs> kBcastAlgorithms{
                               "lgp(a+nb) [MPICH]",
                               cost::always, 0, false,
                               [](const CostCase& c, const PortModel& m) {
+                                if (m.shared_port) return shared_knomial(c, m, 2);
                                 return cost::ceil_log(c.ranks, 2) * m.u(c.bytes) +
                                        cost::floor_log2(c.ranks) * m.l(c.bytes);
                               })},
@@ -303,6 +321,7 @@ const AlgorithmTable<BcastArgs> kBcastAlgorithms{
               false,
               [](const CostCase& c, const PortModel& m) {
                 const int k = cost::radix_of(c);
+                if (m.shared_port) return shared_knomial(c, m, k);
                 const int d = cost::ceil_log(c.ranks, k);
                 if (d == 0) return 0.0;
                 // The top level has only as many subtrees as the ranks fill

@@ -129,6 +129,11 @@ double kary_gather(int p, int k, double block, const PortModel& m) {
 }
 
 double kary_bcast(int p, int k, double bytes, const PortModel& m) {
+  if (m.shared_port) {
+    if (p <= 1) return 0;
+    return shared_fan_out(
+        topo::make_tree(topo::Shape::kary, p, 0, k), [bytes](int) { return bytes; }, m);
+  }
   // A rank's path costs, per hop, its position among its parent's children
   // times u, plus L. Levels above the last are full, so the worst rank is
   // either the rightmost of level d-1, (d-1)(k u + L), or the level-d rank
@@ -145,6 +150,42 @@ double kary_bcast(int p, int k, double bytes, const PortModel& m) {
   const double deep = (d + max_digit_sum(last_level - 1, k)) * m.u(bytes) + d * m.l(bytes);
   const double shallow = (d - 1) * (k * m.u(bytes) + m.l(bytes));
   return std::max(deep, shallow);
+}
+
+double shared_fan_out(const topo::Tree& tree, FunctionRef<double(int child)> edge_bytes,
+                      const PortModel& m) {
+  struct Sending {
+    double work;  // u(bytes): the port's time for it alone
+    double bytes;
+    int child;
+  };
+  std::vector<std::pair<int, double>> arrived{{tree.root, 0.0}};  // (rank, arrival)
+  std::vector<int> children;
+  std::vector<Sending> sends;
+  double last = 0;
+  while (!arrived.empty()) {
+    const auto [rank, at] = arrived.back();
+    arrived.pop_back();
+    last = std::max(last, at);
+    topo::children(tree, rank, children);
+    sends.clear();
+    for (int child : children) {
+      const double bytes = edge_bytes(child);
+      if (bytes > 0) sends.push_back({m.u(bytes), bytes, child});
+    }
+    // Equal shares: the smallest ends first, when every send has had its
+    // work; the rest go on sharing among fewer.
+    std::sort(sends.begin(), sends.end(),
+              [](const Sending& a, const Sending& b) { return a.work < b.work; });
+    double done_before = 0;  // the works of the sends that ended earlier
+    const size_t k = sends.size();
+    for (size_t i = 0; i < k; ++i) {
+      const double ends = done_before + static_cast<double>(k - i) * sends[i].work;
+      done_before += sends[i].work;
+      arrived.emplace_back(sends[i].child, at + ends + m.l(sends[i].bytes));
+    }
+  }
+  return last;
 }
 
 double sum_doubling(int steps, double block, const PortModel& m) {

@@ -14,7 +14,15 @@
 //             such sends overlap), u(m) = w(m) = gp(m) and
 //             l(m) = L + g(m) - gp(m): one message still takes g(m) + L
 //
-// (model/cost.hpp makes both from measured parameters.) Local copies and
+// (model/cost.hpp makes both from measured parameters.) A port between hosts
+// (a NIC) is `shared_port`: the sends a rank posts together to different
+// ranks progress at once, each getting an equal share of the port while it
+// lasts, so k equal sends all end k u(m) after posting instead of the i-th
+// at i u(m). The forms of trees that fan out (a rank sending to several
+// children: bcast's trees, scatter's binomial tree) evaluate the tree under
+// that rule (cost::shared_fan_out); every other form is the same on both
+// ports (one send at a time, or sends whose last end is what counts). The
+// simulator's port is serial only. Local copies and
 // reductions cost nothing (gamma = 0). A form is exact where its
 // `exact_when` holds (a power of two, a full tree, equal segments, ...) and
 // elsewhere within `tolerance` (relative) of the simulated schedule, from
@@ -23,6 +31,9 @@
 
 #include <functional>
 #include <string>
+
+#include "core/function_ref.hpp"
+#include "topo/tree.hpp"
 
 namespace grove::coll {
 
@@ -38,6 +49,9 @@ struct PortModel {
   // The latency of a message of `bytes`: from the end of its sending to its
   // delivery.
   double l(double bytes) const { return handshake ? lambda + handshake(bytes) : lambda; }
+  // Sends posted together share the port (above); false: they leave one
+  // after another.
+  bool shared_port = false;
   // Host terms (docs/tuning.md), measured by `grove probe`; zero/empty when
   // unknown. The forms above never read them: model::predict_us adds call_us
   // to a schedule algorithm's form, and the shared-memory engine's forms
@@ -107,6 +121,15 @@ bool even_split(const CostCase& c);
 double kary_gather(int p, int k, double block, const PortModel& m);
 // Bcast down a k-ary heap: exact for every P (see cost_terms.cpp).
 double kary_bcast(int p, int k, double bytes, const PortModel& m);
+// Down `tree` (rooted at rank 0) on a shared port: every rank posts its
+// sends to all its children when its own message has arrived (at 0 for the
+// root), and they share its port: with works u(b_1) <= ... <= u(b_k), the
+// i-th ends sum_{j<i} u(b_j) + (k - i + 1) u(b_i) after posting, and
+// reaches its child l(b_i) later. Returns the last arrival. `edge_bytes`
+// gives the bytes to a child; a child with 0 gets no message and is not
+// waited for (nor is its subtree, which then gets none either). O(P log P).
+double shared_fan_out(const topo::Tree& tree, FunctionRef<double(int child)> edge_bytes,
+                      const PortModel& m);
 // sum_{i < steps} (u(2^i block) + lambda).
 double sum_doubling(int steps, double block, const PortModel& m);
 // sum over halving steps 2, 4, ..., p of (u(n / part) + lambda).

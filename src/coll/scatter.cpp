@@ -56,6 +56,17 @@ const AlgorithmTable<ScatterArgs> kScatterAlgorithms{
               closed_form("sum_{i<log2 P} u(2^i m) + log2(P) L",
                           "sum_j g(2^j m) + ceil(log2 P)L [REC]", cost::power_of_two, 1.0, false,
                           [](const CostCase& c, const PortModel& m) {
+                            if (m.shared_port) {
+                              // A child's message: its subtree's blocks.
+                              const topo::Tree tree =
+                                  topo::make_tree(topo::Shape::binomial, c.ranks, 0);
+                              return cost::shared_fan_out(
+                                  tree,
+                                  [&](int child) {
+                                    return topo::subtree_size(tree, child) * c.bytes;
+                                  },
+                                  m);
+                            }
                             return cost::sum_doubling(cost::ceil_log(c.ranks, 2), c.bytes, m);
                           }),
               "max(0, c(m) - 2 (u(0) + L)) + (ceil(log2 P) - 1) c(m)",

@@ -41,6 +41,7 @@ PortModel plogp_model(const sim::PlogpTable& table) {
   m.u = [shared](double bytes) { return shared->send_gap_us(bytes); };
   m.w = m.u;
   m.lambda = table.latency_us();
+  m.shared_port = table.shared_port();
   if (table.has_posted_gap())
     m.handshake = [shared](double bytes) { return shared->handshake_us(bytes); };
   m.call_us = table.call_us();

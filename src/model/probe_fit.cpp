@@ -149,6 +149,13 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
                   kPostedCopies);
   for (const auto& [bytes, us] : table.posted_gap())
     out += fmt::format("gap_posted {} {:.6f}\n", bytes, us);
+  if (pair.kind == "inter-host") {
+    // Not measured (the probe has one peer): a host's NIC serves its
+    // connections to different hosts at once, so a rank's sends posted
+    // together share it (coll/cost_terms.hpp).
+    out += "# sends posted together to different hosts share this host's port (not measured)\n";
+    out += "port shared\n";
+  }
   if (!result.host_terms_note.empty()) out += "# host terms: " + result.host_terms_note + "\n";
   if (result.call_us > 0) out += fmt::format("call_us {:.6f}\n", result.call_us);
   if (result.shm_us > 0) out += fmt::format("shm_us {:.6f}\n", result.shm_us);

@@ -92,7 +92,9 @@ class Link {
   // size only after every data message completed (they share one buffer).
   Op& post_data(size_t slot, size_t bytes);
   Op& post_reply(size_t bytes);
-  // Progresses until done() (the peer pumped after each progress).
+  // Progresses until done() (the peer pumped after each progress): under
+  // wait_policy on a real transport, as a collective waits; advancing the
+  // virtual clock when the simulated world is idle.
   void wait(FunctionRef<bool()> done, std::string_view what);
   void wait(Op& op, std::string_view what);
   // Progresses until now_us() >= until_us: busy on a real clock, advancing
@@ -122,7 +124,8 @@ class Responder {
   // anything moved (a completion handled or an operation posted).
   bool pump();
   bool stopped() const { return stopped_; }
-  // Progresses and pumps until a stop command. Throws grove::Error(timeout)
+  // Progresses and pumps until a stop command, waiting under wait_policy
+  // between commands. Throws grove::Error(timeout)
   // when nothing moves for `idle_timeout`, or the error of a failed message.
   void serve(std::chrono::milliseconds idle_timeout);
 

@@ -131,6 +131,12 @@ PlogpTable PlogpTable::parse(std::string_view text, std::string_view origin) {
       have_latency = true;
       continue;
     }
+    if (tokens[0] == "port") {
+      if (tokens.size() != 2 || (tokens[1] != "serial" && tokens[1] != "shared"))
+        bad_line(origin, number, "expected 'port serial' or 'port shared'");
+      table.shared_port_ = tokens[1] == "shared";
+      continue;
+    }
     if (tokens[0] == "call_us" || tokens[0] == "shm_us") {
       double value = 0;
       if (tokens.size() != 2 || !parse_number(tokens[1], value) || value < 0)
@@ -222,6 +228,7 @@ std::string PlogpTable::to_text() const {
     out += fmt::format("{}\t{}\t{}\t{}\n", r.bytes, r.os_us, r.or_us, r.g_us);
   for (const auto& [bytes, us] : posted_gap_)
     out += fmt::format("{}\t{}\t{}\n", kPostedGap, bytes, us);
+  if (shared_port_) out += "port\tshared\n";
   if (call_us_ > 0) out += fmt::format("call_us\t{}\n", call_us_);
   if (shm_us_ > 0) out += fmt::format("shm_us\t{}\n", shm_us_);
   for (CopyKind kind : kCopyKinds) {

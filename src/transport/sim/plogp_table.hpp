@@ -13,6 +13,7 @@
 //   1024    1.6    1.5    3.1
 //   gap_posted 1024 2.4          # optional, repeated: gp(m), the gap of sends
 //                                #   posted together (below)
+//   port    shared               # optional: serial (the default) or shared (below)
 //   call_us 1.4                  # optional: grove's fixed cost of one call
 //   shm_us  0.5                  # optional: the shared-memory engine's fixed cost
 //   copy    4096   0.2           # optional, repeated: one memcpy of BYTES, us
@@ -40,6 +41,12 @@
 // sender is free for its next message after gp(m) and a message still takes
 // g(m) + L: the port model's u(m) = min(g(m), gp(m)) (send_gap_us) and its
 // latency L + g(m) - u(m) (handshake_us). Without gap_posted rows u = g.
+//
+// `port shared` says the sends a rank posts together to different ranks
+// share its port (a NIC between hosts: each connection gets a share while
+// they last), where `serial` has them leave one after another
+// (coll/cost_terms.hpp). The model's fan-out trees read it; the simulator's
+// port is serial whatever the table says.
 
 #include <cstddef>
 #include <iterator>
@@ -95,6 +102,8 @@ class PlogpTable {
   double send_gap_us(double bytes) const;
   double handshake_us(double bytes) const { return g_us(bytes) - send_gap_us(bytes); }
   void set_posted_gap(Curve rows);
+  bool shared_port() const { return shared_port_; }
+  void set_shared_port(bool shared) { shared_port_ = shared; }
   const std::vector<Row>& rows() const { return rows_; }
   std::string to_text() const;
 
@@ -121,6 +130,7 @@ class PlogpTable {
   double shm_us_ = 0;
   CopyCurve copies_[std::size(kCopyKinds)];  // by CopyKind
   Curve posted_gap_;
+  bool shared_port_ = false;
 };
 
 }  // namespace grove::sim

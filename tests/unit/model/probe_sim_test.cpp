@@ -174,6 +174,12 @@ TEST(ProbeSim, InsertsAMidpointWhereTheCurveBends) {
   const std::string text = table_text(r, PairInfo{0, 1, "intra-host", "sim", "sim"},
                                       fit_hockney(measured), fit_release(r));
   const sim::PlogpTable again = sim::PlogpTable::parse(text, "probe output");
+  // A pair on one host keeps the serial port; a pair across hosts declares
+  // its sends share the NIC.
+  EXPECT_FALSE(again.shared_port());
+  const std::string across = table_text(r, PairInfo{0, 1, "inter-host", "a - b", "sim"},
+                                        fit_hockney(measured), fit_release(r));
+  EXPECT_TRUE(sim::PlogpTable::parse(across, "probe output").shared_port());
   ASSERT_EQ(again.rows().size(), measured.rows().size());
   EXPECT_NEAR(again.latency_us(), measured.latency_us(), 1e-5);
   for (size_t i = 0; i < again.rows().size(); ++i)
