@@ -364,7 +364,7 @@ run_tune16() {
   for n in 4 8 16; do
     policy_x=$tune_policy grove_job "$n" 1 600 "tune16-n$n" --algo all --coll bcast,scatter --sizes "$sizes" $tune_cell
   done
-  "$grove" tune --plogp "$out/tune16-plogp.txt" --report "$out"/tune16-n{4,8,16}.tsv \
+  "$grove" tune --plogp "$out/tune16-plogp.txt" --report "$out"/tune16-n{4,8,16}.tsv --ranks-per-host 1 \
     >"$out/tune16-report.md" 2>&1 || warn "grove tune --report (see $out/tune16-report.md)"
 }
 

@@ -25,6 +25,7 @@ struct ExplainArgs {
   std::string model = "plogp";
   bool measure = false;
   bool nonblocking = false;
+  int ranks_per_host = 0;  // without --measure: 0, every rank on one host
   std::vector<std::string> sets;
   tuning::MeasureOptions options;
 };
@@ -53,7 +54,12 @@ int run_explain(const ExplainArgs& args) {
   if (!plogp.empty()) model = tuning::load_model(plogp, args.model);
 
   std::unique_ptr<Session> session;
-  tuning::JobContext shm = tuning::context_from_params(args.ranks);
+  tuning::JobContext shm = tuning::context_from_params(args.ranks, args.ranks_per_host);
+  if (args.measure && args.ranks_per_host != 0) {
+    throw Error(Errc::usage,
+                "grove explain: --ranks-per-host describes a job without running it; with "
+                "--measure the job's own hosts count");
+  }
   if (args.measure) {
     session = std::make_unique<Session>();
     if (session->size() != args.ranks) {
@@ -111,6 +117,9 @@ const RegisterCommand explain_command{{
       sub.add_flag("--measure", a->measure,
                    "Measure every candidate on this job (grove run -n N grove explain ...)");
       sub.add_flag("--nonblocking", a->nonblocking, "Explain the non-blocking form");
+      sub.add_option("--ranks-per-host", a->ranks_per_host,
+                     "Without --measure: the job's ranks per host (0: all on one host)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--param", a->sets, "Set name=value first (e.g. bcast_algorithm=binomial)");
       sub.add_option("--cell-time", a->options.cell_seconds, "Seconds per measured cell")
           ->capture_default_str();

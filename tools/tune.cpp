@@ -46,6 +46,7 @@ struct TuneArgs {
   // With --calibration: more probe tables, one per state, each
   // "PLOGP,REF[,REF...]" (its table and the ping-pongs around its probe).
   std::vector<std::string> states;
+  int ranks_per_host = 0;  // with --report: 0, every rank on one host
   tuning::MeasureOptions measure;
   bool mapping = false;
 };
@@ -100,9 +101,12 @@ int run_tune(const TuneArgs& args) {
     std::optional<tuning::StateCorrection> correction;
     if (!args.calibration.empty()) correction.emplace(args.calibration, reference_sets);
     fmt::print("{}",
-               tuning::report_markdown(args.report, models, correction ? &*correction : nullptr));
+               tuning::report_markdown(args.report, models, correction ? &*correction : nullptr,
+                                       args.ranks_per_host));
     return 0;
   }
+  if (args.ranks_per_host != 0)
+    throw Error(Errc::usage, "grove tune: --ranks-per-host goes with --report");
   if (!args.calibration.empty() || !args.calibration_refs.empty() || !args.states.empty())
     throw Error(Errc::usage,
                 "grove tune: --calibration, --calibration-ref and --state go with --report");
@@ -216,6 +220,10 @@ const RegisterCommand tune_command{{
                      "With --calibration: another probe table, for another of the machine's "
                      "states: PLOGP,REF[,REF...] (its calibrations around the probe); each cell "
                      "is priced with the table of the state nearest its own (docs/tuning.md)");
+      sub.add_option("--ranks-per-host", a->ranks_per_host,
+                     "With --report: the benchmarked jobs' ranks per host, for what auto chose "
+                     "(0: all on one host)")
+          ->check(CLI::NonNegativeNumber);
       sub.add_option("--cell-time", a->measure.cell_seconds, "Seconds per measured cell")
           ->capture_default_str();
       sub.add_option("--warmup", a->measure.warmup, "Untimed calls per measured cell")

@@ -118,10 +118,17 @@ coll::CallFacts call_facts(const ExplainCall& c) {
   throw Error(Errc::usage, fmt::format("grove explain: unknown collective '{}'", k));
 }
 
-JobContext context_from_params(int ranks) {
+JobContext context_from_params(int ranks, int ranks_per_host) {
   JobContext out;
   const auto& registry = params::Registry::global();
   out.slot_bytes = static_cast<uint64_t>(registry.get("shm_slot_bytes").as_int);
+  if (ranks_per_host > 0 && ranks_per_host < ranks) {
+    out.hosts = (ranks + ranks_per_host - 1) / ranks_per_host;
+    out.ranks_per_node = ranks_per_host;
+    out.no_segment = "its ranks span hosts";
+    out.hierarchy = ranks_per_host > 1;
+    return out;
+  }
   if (!registry.get("shm_collectives").as_bool) {
     out.no_segment = "shm_collectives is off";
   } else if (ranks < 2) {

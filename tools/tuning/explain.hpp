@@ -52,8 +52,10 @@ std::string hier_refusal(const ExplainCall& call, const JobContext& job);
 // A hypothetical one-host job: a segment unless shm_collectives is off or
 // there is one rank; slots of shm_slot_bytes; the single-copy path assumed
 // to work (a job's members probe it when the segment is made); no
-// hierarchy.
-JobContext context_from_params(int ranks);
+// hierarchy. With 0 < ranks_per_host < ranks, a job across
+// ceil(ranks / ranks_per_host) hosts with that many ranks on each: no
+// segment, and a hierarchy when a host has several ranks.
+JobContext context_from_params(int ranks, int ranks_per_host = 0);
 // What `comm` has (in a job).
 JobContext context_of(const Comm& comm);
 

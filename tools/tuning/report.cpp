@@ -62,13 +62,11 @@ std::string ratio_text(double r) {
   return std::abs(r - 1) <= kFidelityBand ? t : "**" + t + "**";
 }
 
-std::string choice_of_auto(const std::string& collective, int ranks, uint64_t bytes) {
+std::string choice_of_auto(const std::string& collective, int ranks, uint64_t bytes,
+                           int ranks_per_host) {
   const ExplainCall call{collective, ranks, bytes, true};
-  const JobContext shm = context_from_params(ranks);
-  auto cannot_run = [&](const coll::AlgorithmSpec& spec) -> std::string {
-    return spec.name == "shm" ? shm_refusal(call, shm) : std::string();
-  };
-  return coll::choose(call_facts(call), true, cannot_run).spec.to_string();
+  return explain(call, context_from_params(ranks, ranks_per_host), nullptr, "")
+      .choice.spec.to_string();
 }
 
 struct Regret {
@@ -115,7 +113,7 @@ std::string openmpi_scatter_rule(int n, uint64_t b) {
 
 std::string report_markdown(const std::vector<std::string>& tsv_paths,
                             const std::vector<ModelSource>& models,
-                            const StateCorrection* correction) {
+                            const StateCorrection* correction, int ranks_per_host) {
   if (models.empty()) throw Error(Errc::usage, "grove tune --report: no pLogP table");
   const size_t tables = correction != nullptr ? correction->tables() : 1;
   if (models.size() != tables) {
@@ -303,8 +301,8 @@ std::string report_markdown(const std::vector<std::string>& tsv_paths,
     if (automatic != nullptr) {
       tuned.add(automatic->median_us / best->median_us,
                 fmt::format("{}: auto ({}) {:.3f} us, fastest {} {:.3f} us", where,
-                            choice_of_auto(collective, ranks, bytes), automatic->median_us,
-                            best->algorithm, best->median_us));
+                            choice_of_auto(collective, ranks, bytes, ranks_per_host),
+                            automatic->median_us, best->algorithm, best->median_us));
     }
     if (predicted_best != nullptr) {
       ranking.add(predicted_best->median_us / best->median_us,

@@ -31,13 +31,16 @@ namespace grove::tuning {
 // uncalibrated cells, the plain share, regret (medians brought to its
 // state) and the scatter section use it. More than one needs `correction`
 // with as many reference sets (grove::Error(usage) otherwise).
+// `ranks_per_host` (0: every rank on one host) places the benchmarked
+// jobs for what `auto` chose (context_from_params).
 std::string report_markdown(const std::vector<std::string>& tsv_paths,
                             const std::vector<ModelSource>& models,
-                            const StateCorrection* correction = nullptr);
+                            const StateCorrection* correction = nullptr, int ranks_per_host = 0);
 inline std::string report_markdown(const std::vector<std::string>& tsv_paths,
                                    const ModelSource& model,
-                                   const StateCorrection* correction = nullptr) {
-  return report_markdown(tsv_paths, std::vector<ModelSource>{model}, correction);
+                                   const StateCorrection* correction = nullptr,
+                                   int ranks_per_host = 0) {
+  return report_markdown(tsv_paths, std::vector<ModelSource>{model}, correction, ranks_per_host);
 }
 
 // Open MPI 4.1's fixed scatter decision (coll/tuned, by communicator size

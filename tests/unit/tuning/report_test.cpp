@@ -56,6 +56,13 @@ TEST(Report, FidelityAndRegretFromMedians) {
                     "13.000 us, fastest flat 13.000 us"),
             std::string::npos)
       << md;
+  // The same jobs placed one rank per host: no shared-memory segment, so
+  // auto's choice is the built-in table's schedule row for 2 ranks.
+  const std::string across = report_markdown({tsv}, load_model(table), nullptr, 1);
+  EXPECT_NE(across.find("worst +0.0%: bcast N=2 1024 B: auto (binomial) 13.000 us, fastest flat "
+                        "13.000 us"),
+            std::string::npos)
+      << across;
   // Scatter at 4 ranks, 1 B blocks: Open MPI's rule says binomial, u(1) +
   // u(2) + 2 L = 24.003 us; the model's flat is 3 u(1) + L = 16.003 us.
   EXPECT_NE(md.find("| 4 | 1 | binomial | 24.003 | flat | 16.003 | 33.3% |"), std::string::npos)
