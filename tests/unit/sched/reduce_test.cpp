@@ -39,7 +39,8 @@ void check_all_ops(size_t count, size_t misalign) {
       left[i] = random_value<T>(rng);
       right[i] = random_value<T>(rng);
     }
-    // Unaligned copies: the kernel must not assume alignment.
+    // misalign 0: the aligned path (typed loads); 1: the staged fallback
+    // for elements wider than a byte. The kernel must not assume alignment.
     std::vector<std::byte> inout(count * sizeof(T) + misalign);
     std::vector<std::byte> in(count * sizeof(T) + misalign);
     // count 0: the vectors' data() may be null, which memcpy must not get
