@@ -34,6 +34,8 @@ SimResult run_on_sim(const SimJob& job, const sim::SimConfig& config, const SimO
   }
   sim::SimWorld world(job.size, config);
   world.set_trace(options.trace);
+  world.set_completion_prefetch(sched::Execution::completion_fn(),
+                                &sched::Execution::prefetch_completion);
   const bool real = config.data == sim::DataMode::real;
   const size_t n = static_cast<size_t>(job.size);
 

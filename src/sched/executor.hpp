@@ -102,6 +102,14 @@ class Execution {
   // take none): for the simulator's memory estimate.
   static size_t footprint(size_t steps, size_t window, size_t ready_storage);
 
+  // The completion function executions hand to Transport::send and recv,
+  // and a hint for a transport that knows a completion is coming (the
+  // simulator, SimWorld::set_completion_prefetch): prefetches the lines of
+  // the execution's state that completing `context`'s step reads first.
+  // Reads only the context registry; changes nothing.
+  static CompletionFn completion_fn();
+  static void prefetch_completion(const void* context);
+
  private:
   struct State;
   std::unique_ptr<State> state_;

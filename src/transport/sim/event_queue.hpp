@@ -66,6 +66,23 @@ class EventQueue {
     }
     append(lane, kind, time, seq, id);
   }
+  // The ids of the earliest source's first events: ids[k] the event k
+  // places behind the earliest, for k below the count returned (at most
+  // `n`; 0 when that source is the heap), all of kind `kind` (a lane's).
+  // Mostly the events taken next (events of a kind come in runs): a hint
+  // for prefetching what they will read, never an order.
+  uint32_t peek(uint32_t* ids, uint32_t n, uint8_t& kind) const {
+    if (sources_ == 0) return 0;
+    const uint32_t source = fronts_[0].source;
+    if (source == kHeap) return 0;
+    const Lane& lane = lanes_[source];
+    const uint32_t count = lane.count < n ? lane.count : n;
+    const LaneEvent* ring = lane.ring.get();
+    for (uint32_t k = 0; k < count; ++k)
+      ids[k] = ring[(lane.head + k) & lane.mask].id;
+    kind = static_cast<uint8_t>(source % kKinds);
+    return count;
+  }
   // The earliest pending event, taken out; the queue must not be empty.
   Taken pop() {
     Front& first = fronts_[0];

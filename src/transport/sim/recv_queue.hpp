@@ -71,6 +71,8 @@ class RecvQueue {
     }
     ++count_;
   }
+  // The oldest, left in place; the queue must not be empty.
+  const PostedRecv& front() const { return front_; }
   // The oldest; the queue must not be empty.
   PostedRecv pop() {
     PostedRecv out;

@@ -40,6 +40,7 @@ SimWorld::Impl::Impl(SimWorld* w, int n, SimConfig c)
 [[gnu::flatten]] bool SimWorld::Impl::step() {
   if (events.empty()) return false;
   const Taken e = events.pop();
+  prefetch_ahead();
   now = e.time;
   ++stats.events;
   switch (static_cast<EventKind>(e.kind)) {
@@ -491,6 +492,10 @@ void SimWorld::set_trace(TraceSink* sink) {
 void SimWorld::set_activity_observer(ActivityFn observer, void* context) {
   impl_->observer = observer;
   impl_->observer_context = context;
+}
+void SimWorld::set_completion_prefetch(CompletionFn done, PrefetchFn prefetch) {
+  impl_->prefetch_done = done;
+  impl_->prefetch_completion = prefetch;
 }
 const SimWorld::Stats& SimWorld::stats() const {
   return impl_->stats;

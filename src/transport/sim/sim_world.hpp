@@ -146,6 +146,12 @@ class SimWorld {
   // (nullptr: nobody is). A plain function: it runs after every completion.
   using ActivityFn = void (*)(void* context, int rank);
   void set_activity_observer(ActivityFn observer, void* context);
+  // For completions by `done`: the engine calls prefetch(context) a few
+  // events before it completes the send or receive, so the completion's
+  // first loads are under way when it runs (prefetch.cpp). A hint: it must
+  // read only what it prefetches from and change nothing. nullptr: none.
+  using PrefetchFn = void (*)(const void* context);
+  void set_completion_prefetch(CompletionFn done, PrefetchFn prefetch);
 
   const Stats& stats() const;
   // Posted receives and unmatched messages of `rank`, for error messages.

@@ -88,6 +88,14 @@ struct SimWorld::Impl {
     events.push(time, next_seq++, id, static_cast<uint8_t>(kind));
   }
   bool step();
+  // Prefetches what the next few events will read (prefetch.cpp).
+  void prefetch_ahead();
+  // A delivery reads its stream's first two lines.
+  void prefetch_stream(uint32_t sid) const {
+    const auto* lines = reinterpret_cast<const char*>(&streams.at(sid));
+    __builtin_prefetch(lines);
+    __builtin_prefetch(lines + 64);
+  }
   void handle(const Taken& e);                            // an event taken from the queue
   uint64_t run_some(uint64_t max_events, Time deadline);  // SimWorld::run_some
   void dispatch_send(uint32_t id);
@@ -239,6 +247,12 @@ struct SimWorld::Impl {
   TraceSink* trace = nullptr;
   SimWorld::ActivityFn observer = nullptr;
   void* observer_context = nullptr;
+  // SimWorld::set_completion_prefetch: called for completions by prefetch_done.
+  CompletionFn prefetch_done = nullptr;
+  SimWorld::PrefetchFn prefetch_completion = nullptr;
+  void prefetch_completion_of(CompletionFn done, const void* context) const {
+    if (done == prefetch_done && done != nullptr) prefetch_completion(context);
+  }
   bool stop_requested = false;  // SimWorld::stop()
   bool any_departed = false;    // some rank's RankState::failed is set
   Stats stats;

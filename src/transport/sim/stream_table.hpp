@@ -48,6 +48,8 @@ class StreamTable {
   uint32_t find(const StreamKey& key) const;
   // The stream of `key`, made (empty) if there is none.
   uint32_t find_or_add(const StreamKey& key);
+  // Hints that `key` will be looked up soon: loads its home slot's line.
+  void prefetch(const StreamKey& key) const { __builtin_prefetch(&slots_[home(key)]); }
   // Forgets empty stream `stream`, whose key is `key` (the caller knows it:
   // reading it here would load one more cache line); its storage is kept
   // for the next one.

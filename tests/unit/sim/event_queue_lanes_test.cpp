@@ -60,5 +60,38 @@ TEST(SimEventQueue, MergedOrderedSequencesLeaveInTimeThenInsertionOrder) {
   }
 }
 
+// peek (the engine's prefetch hint) names the events behind the earliest
+// in the earliest source, that source's kind, and nothing for the heap or
+// past the source's end.
+TEST(SimEventQueue, PeekNamesTheEarliestSourcesNextEvents) {
+  EventQueue queue;
+  uint64_t seq = 0;
+  queue.push(10, seq++, 1, 3);
+  queue.push(20, seq++, 2, 3);
+  queue.push(30, seq++, 3, 3);
+  queue.push(15, seq++, 9, 4);
+  uint32_t ids[4] = {};
+  uint8_t kind = 0;
+  ASSERT_EQ(queue.peek(ids, 4, kind), 3u);
+  EXPECT_EQ(ids[0], 1u);
+  EXPECT_EQ(ids[1], 2u);
+  EXPECT_EQ(ids[2], 3u);
+  EXPECT_EQ(kind, 3);
+  ASSERT_EQ(queue.peek(ids, 2, kind), 2u);
+  EXPECT_EQ(queue.pop().id, 1u);
+  ASSERT_EQ(queue.peek(ids, 4, kind), 1u);  // kind 4's lane is now the earliest
+  EXPECT_EQ(ids[0], 9u);
+  EXPECT_EQ(kind, 4);
+  // Kind 5 out of order: its lane, its three spares, then the heap, which
+  // holds the earliest.
+  for (uint32_t i = 0; i < 5; ++i)
+    queue.push(9 - i, seq++, 100 + i, 5);
+  EXPECT_EQ(queue.peek(ids, 4, kind), 0u);
+  EXPECT_EQ(queue.pop().id, 104u);
+  ASSERT_EQ(queue.peek(ids, 4, kind), 1u);  // the last spare taken
+  EXPECT_EQ(ids[0], 103u);
+  EXPECT_EQ(kind, 5);
+}
+
 }  // namespace
 }  // namespace grove::sim
