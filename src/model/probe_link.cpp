@@ -298,10 +298,19 @@ void Responder::serve(std::chrono::milliseconds idle_timeout) {
   // bound restarts whenever something moved.
   sched::WaitOptions options = sched::wait_options_from_params();
   options.timeout = idle_timeout;
+  // Under hybrid a reply still in flight keeps this rank spinning: a
+  // rendezvous reply needs its progress once the measurer posts the
+  // receive, which it does only after a pause longer than the spin window
+  // (receive_overhead), and a wake-up then would be timed as the
+  // measurer's receive overhead.
+  sched::WaitOptions sending = options;
+  if (sending.policy == sched::WaitPolicy::hybrid) sending.policy = sched::WaitPolicy::spin;
   while (!stopped_) {
+    const bool replying = reply_op_.posted && !reply_op_.done;
     sched::wait_until_described(
         transport_, -1, [&] { return pump() || stopped_; },
-        [&] { return fmt::format("probe: rank {} sent nothing", measurer_); }, options);
+        [&] { return fmt::format("probe: rank {} sent nothing", measurer_); },
+        replying ? sending : options);
   }
 }
 

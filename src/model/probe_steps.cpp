@@ -50,9 +50,12 @@ PingPong ping_pong(Link& link, uint64_t bytes, double rtt_hint, double overhead,
   const bool warmup = bytes <= kWarmupMaxBytes;
   std::vector<double> rtt, os;
   for (int batch = 0;; ++batch) {
-    link.command({.count = 1, .rounds = reps, .in_bytes = bytes, .out_bytes = 0});
+    // One round more than is timed: the first wakes the peer, which may
+    // have slept between commands (it waits under wait_policy), so that
+    // no timed round pays its wake-up.
+    link.command({.count = 1, .rounds = reps + 1, .in_bytes = bytes, .out_bytes = 0});
     double rtt_sum = 0, os_sum = 0;
-    for (uint64_t i = 0; i < reps; ++i) {
+    for (uint64_t i = 0; i <= reps; ++i) {
       Op& reply = link.post_reply(0);
       const double t0 = link.now_us();
       Op& data = link.post_data(0, bytes);
@@ -60,6 +63,7 @@ PingPong ping_pong(Link& link, uint64_t bytes, double rtt_hint, double overhead,
       const double t1 = link.now_us();
       link.wait(reply, "a pong");
       const double t2 = link.now_us();
+      if (i == 0) continue;
       os_sum += t1 - t0 - overhead;
       rtt_sum += t2 - t0 - overhead;
     }
