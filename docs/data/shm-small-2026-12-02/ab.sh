@@ -6,7 +6,7 @@
 set -u
 out=$1; rounds=$2; cadence=$3; sizes=$4; shift 4
 colls=${COLLS:-bcast,scatter,gather,allgather,alltoall,reduce,allreduce}
-g=/work/ab/grove
+g=${G:-/work/ab/grove}  # G: another grove binary (the libraries vary by LD_LIBRARY_PATH)
 mkdir -p "$out"
 echo "start $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/log"
 for r in $(seq 1 "$rounds"); do
