@@ -27,33 +27,25 @@ double extrapolate(double a, double fa, double b, double fb, double x) {
   return fb + (fb - fa) * (x - b) / (b - a);
 }
 
+// L = RTT(0) / 2 - g(0), clamped at 0.
+void set_latency(ProbeResult& r) {
+  r.latency_us = r.sizes.empty() ? 0 : r.sizes.front().rtt.median / 2 - r.g0_us;
+  r.latency_clamped = r.latency_us < 0;
+  if (r.latency_clamped) r.latency_us = 0;
+}
+
 class Procedure {
  public:
   Procedure(Link& link, const ProbeOptions& options) : link_(link), options_(options) {}
 
   ProbeResult run() {
     result_.clock_overhead_us = clock_overhead(link_);
-    planned_ = 2;
+    planned_ = 3;  // the clock, size 0 and its second look
     for (uint64_t s = 1; s <= options_.max_bytes; s *= 2)
       ++planned_;
     // Size 0 first: RTT(0) and g(0) anchor every derived g(m).
     report("size", 0);
-    const PingPong zero = ping_pong(link_, 0, 0, overhead(), options_);
-    const Flood g0 = flood(link_, 0, zero.rtt.median, overhead());
-    result_.g0_us = g0.per_message_us;
-    result_.g0_runs = g0.runs;
-    rtt0_ = zero.rtt.median;
-    result_.latency_us = rtt0_ / 2 - result_.g0_us;
-    if (result_.latency_us < 0) {
-      result_.latency_us = 0;
-      result_.latency_clamped = true;
-    }
-    SizePoint first{.bytes = 0, .rtt = zero.rtt, .os = zero.os};
-    first.orecv = receive_overhead(link_, 0, zero.rtt.median, overhead(), options_);
-    first.g_us = result_.g0_us;
-    first.flooded = true;
-    first.gp_us = posted_gap(link_, 0, ack_one_way(), overhead(), options_);
-    result_.sizes.push_back(first);
+    set_size_zero(measure_zero());
 
     const uint64_t beyond = options_.max_bytes * 8;
     for (uint64_t s = 1; s <= beyond; s *= 2) {
@@ -62,12 +54,40 @@ class Procedure {
       add(measure(s, false));
       maybe_midpoint();
     }
+    // Size 0 again: a transient at the start (the peer's first wake-ups,
+    // the machine changing speed) inflates RTT(0) and with it L and every
+    // derived g(m); a second look that is clearly lower replaces it.
+    report("size", 0);
+    rebase_size_zero(result_, measure_zero(), options_.eps);
+    rtt0_ = result_.sizes.front().rtt.median;
     if (options_.release_copies > 0) release();
     return result_;
   }
 
  private:
   double overhead() const { return result_.clock_overhead_us; }
+
+  // The whole size-0 point: ping-pong, g(0) by flooding, o_r, posted gap.
+  ZeroPoint measure_zero() {
+    const PingPong zero = ping_pong(link_, 0, 0, overhead(), options_);
+    const Flood g0 = flood(link_, 0, zero.rtt.median, overhead());
+    ZeroPoint z;
+    z.g0_runs = g0.runs;
+    z.point = SizePoint{.bytes = 0, .rtt = zero.rtt, .os = zero.os};
+    z.point.orecv = receive_overhead(link_, 0, zero.rtt.median, overhead(), options_);
+    z.point.g_us = g0.per_message_us;
+    z.point.flooded = true;
+    z.point.gp_us = posted_gap(link_, 0, ack_one_way(), overhead(), options_);
+    return z;
+  }
+
+  void set_size_zero(const ZeroPoint& z) {
+    result_.g0_us = z.point.g_us;
+    result_.g0_runs = z.g0_runs;
+    rtt0_ = z.point.rtt.median;
+    result_.sizes.push_back(z.point);
+    set_latency(result_);
+  }
 
   void report(const char* phase, uint64_t bytes) {
     if (options_.progress) options_.progress(phase, bytes, done_, std::max(planned_, done_ + 1));
@@ -194,6 +214,24 @@ sim::PlogpTable ProbeResult::table() const {
   table.set_copy_curve(sim::CopyKind::out, copy_out);
   table.set_copy_curve(sim::CopyKind::cma, copy_cma);
   return table;
+}
+
+bool rebase_size_zero(ProbeResult& result, const ZeroPoint& again, double eps) {
+  if (result.sizes.empty() || result.sizes.front().bytes != 0)
+    throw Error(Errc::internal, "probe: rebase_size_zero needs the size-0 point first");
+  const Estimate& first = result.sizes.front().rtt;
+  const double margin = std::max({2 * eps * first.median, first.ci90, again.point.rtt.ci90});
+  if (!(again.point.rtt.median < first.median - margin)) return false;
+  result.first_rtt0_us = first.median;
+  result.sizes.front() = again.point;
+  result.g0_us = again.point.g_us;
+  result.g0_runs = again.g0_runs;
+  set_latency(result);
+  const double rtt0 = again.point.rtt.median;
+  for (SizePoint& p : result.sizes) {
+    if (!p.flooded) p.g_us = p.rtt.median - rtt0 + result.g0_us;
+  }
+  return true;
 }
 
 ProbeResult run_probe(Link& link, const ProbeOptions& options) {

@@ -22,7 +22,8 @@
 //   sizes            0, then 1 B doubling to max_bytes, then on while g stays
 //                    sub-linear (up to 8 x max_bytes); a midpoint goes in where
 //                    o_s, o_r or g misses the line through the two sizes below
-//                    by more than max_diff
+//                    by more than max_diff; then size 0 once more, replacing
+//                    the first look if clearly lower (rebase_size_zero)
 //   stopping         iterations (each a batch of round trips lasting about
 //                    batch_us) until the 90% confidence half-width of RTT is
 //                    below 2 eps of its mean, min_iterations..max_iterations;
@@ -95,6 +96,9 @@ struct ProbeResult {
   int g0_runs = 0;   // messages in the flood that settled it
   double latency_us = 0;
   bool latency_clamped = false;  // RTT(0)/2 < g(0): L set to 0
+  // RTT(0) of the first look at size 0 when the second look (after the
+  // other sizes) was clearly lower and replaced it; 0 when it was kept.
+  double first_rtt0_us = 0;
   std::vector<SizePoint> sizes;  // increasing
   std::vector<ReleasePoint> release;
   // Host terms (docs/tuning.md), measured through grove's calls rather than
@@ -109,6 +113,22 @@ struct ProbeResult {
   // small sizes) become 0; the host terms as measured.
   sim::PlogpTable table() const;
 };
+
+// The size-0 point as measured: g_us is g(0) by flooding, settled after
+// g0_runs messages.
+struct ZeroPoint {
+  SizePoint point;
+  int g0_runs = 0;
+};
+
+// The procedure's second look at size 0: when its RTT median is below the
+// first's by more than 2 eps of it and either's 90% half-width, it replaces
+// the size-0 point, g(0), L and every g(m) derived from RTT(0) (flooded ones
+// stay), records the first RTT(0) and returns true; otherwise changes
+// nothing. Posted gaps measured before keep the acknowledgement time of the
+// first look (a release's ack is one L + g(0); the difference is below the
+// margin). Throws grove::Error(internal) without a size-0 point.
+bool rebase_size_zero(ProbeResult& result, const ZeroPoint& again, double eps);
 
 // Runs the procedure from the measuring end; the peer runs a Responder.
 // Throws grove::Error (timeout, peer_failed, usage) naming the step.

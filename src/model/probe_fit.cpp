@@ -111,6 +111,11 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
                      result.clock_overhead_us, result.g0_us, result.g0_runs);
   out += fmt::format("# L = RTT(0)/2 - g(0) = {:.4f} us{}\n", result.latency_us,
                      result.latency_clamped ? " (RTT(0)/2 was below g(0): set to 0)" : "");
+  if (result.first_rtt0_us > 0) {
+    out += fmt::format(
+        "# size 0 measured twice: RTT(0) {:.4f} us at the end replaced {:.4f} us at the start\n",
+        result.sizes.front().rtt.median, result.first_rtt0_us);
+  }
   out += fmt::format(
       "# Hockney fit to L + g(m): alpha {:.4f} us, beta {:.6g} us/B ({:.3f} Gbit/s), worst "
       "{:.0f}% at {} B\n",

@@ -79,6 +79,7 @@ TEST(ProbeSim, RecoversLatencyAndGapOfALinearTable) {
   expect_within(r.g0_us, 2, 0.05, "g(0) by flooding");
   ASSERT_GE(r.sizes.size(), 22u);  // 0, 1 .. 1 MiB, and on while g is sub-linear
   EXPECT_EQ(r.sizes.front().bytes, 0u);
+  EXPECT_EQ(r.first_rtt0_us, 0) << "the second look at size 0 equals the first: kept";
   for (const SizePoint& p : r.sizes) {
     const double m = static_cast<double>(p.bytes);
     expect_within(p.g_us, table->g_us(m), 0.05, fmt::format("g({})", p.bytes));
@@ -103,6 +104,55 @@ TEST(ProbeSim, RecoversLatencyAndGapOfALinearTable) {
   expect_within(release.alpha_us, 5, 0.05, "release alpha = L");
   expect_within(release.c_us, 2, 0.05, "release c = g0");
   expect_within(release.bandwidth_gbps, 8, 0.05, "release B = 1/G");
+}
+
+// A second look at size 0 replaces the first only when clearly lower, and
+// then re-derives L and the g(m) taken from RTT(0), not the flooded ones.
+TEST(ProbeRebase, ASecondLookClearlyLowerReplacesSizeZero) {
+  auto point = [](uint64_t bytes, double rtt, double g, bool flooded) {
+    SizePoint p;
+    p.bytes = bytes;
+    p.rtt.median = rtt;
+    p.g_us = g;
+    p.flooded = flooded;
+    return p;
+  };
+  ProbeResult first;
+  first.sizes = {point(0, 14, 2, true), point(64, 20, 8, false), point(128, 30, 5, true)};
+  first.g0_us = 2;
+  first.g0_runs = 80;
+  first.latency_us = 5;
+
+  ZeroPoint lower{point(0, 10, 1.5, true), 40};
+  lower.point.rtt.ci90 = 0.1;
+  ProbeResult r = first;
+  EXPECT_TRUE(rebase_size_zero(r, lower, 0.03));
+  EXPECT_DOUBLE_EQ(r.first_rtt0_us, 14);
+  EXPECT_DOUBLE_EQ(r.sizes[0].rtt.median, 10);
+  EXPECT_DOUBLE_EQ(r.g0_us, 1.5);
+  EXPECT_EQ(r.g0_runs, 40);
+  EXPECT_DOUBLE_EQ(r.latency_us, 3.5);      // 10 / 2 - 1.5
+  EXPECT_DOUBLE_EQ(r.sizes[1].g_us, 11.5);  // 20 - 10 + 1.5
+  EXPECT_DOUBLE_EQ(r.sizes[2].g_us, 5);     // flooded: measured, not derived
+
+  // Within 2 eps (0.84 us of 14) of the first: kept.
+  ProbeResult kept = first;
+  EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 13.2, 1.5, true), 40}, 0.03));
+  EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
+  EXPECT_DOUBLE_EQ(kept.latency_us, 5);
+  EXPECT_DOUBLE_EQ(kept.sizes[1].g_us, 8);
+  EXPECT_DOUBLE_EQ(kept.first_rtt0_us, 0);
+
+  // Lower, but within the second look's own 90% half-width: kept.
+  ZeroPoint noisy{point(0, 10, 1.5, true), 40};
+  noisy.point.rtt.ci90 = 5;
+  EXPECT_FALSE(rebase_size_zero(kept, noisy, 0.03));
+  // Higher (the machine slowed down): kept.
+  EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 20, 3, true), 40}, 0.03));
+  EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
+
+  ProbeResult empty;
+  EXPECT_THROW(rebase_size_zero(empty, lower, 0.03), Error);
 }
 
 TEST(ProbeSim, RecoversTheGapOfSendsPostedTogether) {
