@@ -84,7 +84,10 @@ struct Driver {
   // `slot_need` bytes on the slot path (Group::route).
   uint64_t calls_for(grove::coll::Collective collective, size_t slot_need, size_t block) const {
     const size_t cma = grove::shm::cma_min_bytes(collective);
-    if (single_copy() && cma > 0 && block >= cma) return 2;
+    if (single_copy() && cma > 0 && block >= cma) {
+      // Gather: the operands' call, then one per member the root reads.
+      return collective == grove::coll::Collective::gather ? static_cast<uint64_t>(n()) : 2;
+    }
     const bool fits =
         block <= param_bytes("shm_max_bytes") && slot_need <= comm.state().shm->slot_bytes();
     return fits ? 1 : 0;

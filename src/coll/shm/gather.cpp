@@ -3,8 +3,8 @@
 // publishes; the root copies each block out as its member publishes.
 // Single copy (docs/shm.md): every member but the root publishes its send
 // buffer; the root copies each block straight into its receive buffer as
-// its member publishes, then enters the "consumed" call, and only then
-// copies its own block; the others return once the root has entered it.
+// its member publishes and after each enters one more call number, which
+// frees that member; only then does it copy its own block.
 
 #include <cstring>
 
@@ -39,23 +39,33 @@ void gather_single_copy(Group& group, std::span<const std::byte> send, std::span
                         int root, const CallSignature& signature) {
   const size_t block = send.size();
   const uint64_t call = group.begin();
-  const uint64_t consumed = group.begin();
+  // One more number per member the root reads: the root enters `call + j`
+  // once it has copied the j-th of them (in member order, the root left
+  // out), so that member's buffer is free and it returns then, not when the
+  // root has copied every block.
+  uint64_t last = call;
+  for (int j = 1; j < group.size(); ++j)
+    last = group.begin();
   if (group.rank() != root) {
     group.publish_buffer(call, send.data(), block);
     group.publish(call, signature);
-    group.publish(consumed, signature);
-    group.await_member(root, consumed, signature);
+    const int order = group.rank() < root ? group.rank() + 1 : group.rank();
+    group.await_member(root, call + static_cast<uint64_t>(order), signature);
+    // Entering the last number keeps "every member entered the call before
+    // this one" true for the next call's writers.
+    group.publish(last, signature);
     return;
   }
   group.publish(call, signature);
+  uint64_t copied = call;
   for (int m = 0; m < group.size(); ++m) {
     if (m == root) continue;
     group.await_member(m, call, signature);
     group.pull(m, call, signature, block, 0, recv.subspan(static_cast<size_t>(m) * block, block));
+    group.publish(++copied, signature);
   }
-  // The others wait for this, not for the root's own block, which no one
-  // else reads or writes.
-  group.publish(consumed, signature);
+  // The others wait for the numbers above, not for the root's own block,
+  // which no one else reads or writes.
   std::memcpy(recv.data() + static_cast<size_t>(root) * block, send.data(), block);
 }
 
