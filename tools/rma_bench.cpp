@@ -8,6 +8,10 @@
 // median and its 95% bootstrap CI per cell (docs/rma.md), and for rings the
 // path its messages took, how many of its waits slept (`sleeps`) and how
 // many of those sleeps ran out their time limit (`sleeps_timed_out`).
+// The goodput stream also gives the seed's "send side vs delivery" table:
+// the writer's inject rate (messages over its send time) and the reader's
+// delivered rate in messages a second. Other tables (--table loss, width)
+// live in rma_bench_rate.cpp and rma_bench_width.cpp.
 
 #include <algorithm>
 #include <chrono>
@@ -20,40 +24,20 @@
 
 #include "command.hpp"
 #include "core/params.hpp"
-#include "core/stats.hpp"
 #include "grove/grove.hpp"
+#include "rma_bench_common.hpp"
 #include "suite/runner.hpp"
 #include "usage.hpp"
 
 namespace grove::tools {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct RmaBenchArgs {
-  std::string modes = "safe,raw,p2p";
-  // The seed's payloads, and 64 KiB and 128 KiB on both sides of the
-  // default ring_direct_bytes (docs/rma.md, "Large messages": it matters
-  // only between ranks without a mapping of each other's memory).
-  std::string sizes = "64:256KiB:8,64KiB,128KiB";
-  std::string tsv;
-  int repeats = 11;
-  int pingpongs = 2000;                // per repeat (a quarter at 32 KiB and above)
-  std::string stream_bytes = "64MiB";  // per repeat, at most 20000 messages
-  uint32_t depth = 32;
-  bool background = false;
-};
-
-constexpr int kTagData = 1;
-constexpr int kTagAck = 2;
-constexpr int kTagStop = 3;
-constexpr int kTagNoise = 4;
-constexpr int kTagSync = 5;
-constexpr size_t kNoiseBytes = 64 * 1024;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using rma::Clock;
+using rma::kTagAck;
+using rma::kTagData;
+using rma::Row;
+using rma::seconds_since;
+using RmaBenchArgs = rma::Args;
 
 // One way of moving a message from rank 0 to rank 1 and back.
 class Channel {
@@ -117,55 +101,6 @@ class RingChannel final : public Channel {
   Ring ring_;
 };
 
-struct Row {
-  std::string mode;
-  bool background;
-  std::string metric;
-  size_t payload;
-  int repeat;
-  double value;
-};
-
-// Ranks 2 and up: pairs ping-pong kNoiseBytes until rank 0 says stop.
-void background_traffic(Comm& comm) {
-  const int me = comm.rank();
-  const bool leader = me % 2 == 0;
-  const int partner = leader ? me + 1 : me - 1;
-  std::vector<std::byte> buffer(kNoiseBytes);
-  if (partner >= comm.size()) {  // an odd rank out only waits
-    comm.recv(std::span(buffer), 0, kTagStop);
-    return;
-  }
-  for (;;) {
-    if (leader) {
-      if (comm.iprobe(0, kTagStop)) {
-        comm.recv(std::span(buffer), 0, kTagStop);
-        comm.send(std::span<const std::byte>(buffer.data(), 0), partner, kTagStop);
-        return;
-      }
-      comm.send(std::span<const std::byte>(buffer), partner, kTagNoise);
-      comm.recv(std::span(buffer), partner, kTagNoise);
-    } else {
-      const MessageInfo got = comm.recv(std::span(buffer), partner, Comm::any_tag);
-      if (got.tag == kTagStop) return;
-      comm.send(std::span<const std::byte>(buffer), partner, kTagNoise);
-    }
-  }
-}
-
-// Ranks 0 and 1 meet (a barrier of two).
-void sync(Comm& comm) {
-  std::byte none[1];
-  const int other = 1 - comm.rank();
-  if (comm.rank() == 0) {
-    comm.send(std::span<const std::byte>(none, 0), other, kTagSync);
-    comm.recv(std::span(none), other, kTagSync);
-  } else {
-    comm.recv(std::span(none), other, kTagSync);
-    comm.send(std::span<const std::byte>(none, 0), other, kTagSync);
-  }
-}
-
 // Ranks 0 and 1: every measurement of one mode and payload.
 void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stream_bytes,
              const std::string& mode, size_t payload, std::vector<Row>& rows) {
@@ -198,7 +133,7 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
     }
     // Goodput: `stream` messages, numbered in their first 8 bytes (raw mode
     // reads until it sees the last); the reader acknowledges the end.
-    sync(comm);
+    rma::sync_pair(comm);
     uint64_t delivered = 0;
     if (me == 0) {
       const auto start = Clock::now();
@@ -206,6 +141,9 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
         if (payload >= 8) std::memcpy(out.data(), &s, 8);
         channel.send(1, std::span<const std::byte>(out.data(), payload));
       }
+      // The send side's time: until the last send returned (raw mode never
+      // waits for the reader; safe mode and p2p do when it falls behind).
+      const double send_time = seconds_since(start);
       comm.recv(std::span(ack), 1, kTagAck);
       const double elapsed = seconds_since(start);
       std::memcpy(&delivered, ack, 8);
@@ -216,6 +154,10 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
                       static_cast<double>(delivered * payload) / elapsed / (1 << 20)});
       rows.push_back({mode, args.background, "delivered_pct", payload, repeat,
                       100.0 * static_cast<double>(delivered) / static_cast<double>(stream)});
+      rows.push_back({mode, args.background, "inject_msgps", payload, repeat,
+                      static_cast<double>(stream) / send_time});
+      rows.push_back({mode, args.background, "goodput_msgps", payload, repeat,
+                      static_cast<double>(delivered) / elapsed});
       if (mode != "p2p") {
         const Channel::Paths paths = channel.paths();
         rows.push_back({mode, args.background, "sleeps", payload, repeat,
@@ -235,7 +177,7 @@ void measure(Comm& comm, Channel& channel, const RmaBenchArgs& args, size_t stre
       std::memcpy(ack, &delivered, 8);
       comm.send(std::span<const std::byte>(ack), 0, kTagAck);
     }
-    sync(comm);
+    rma::sync_pair(comm);
   }
 }
 
@@ -257,7 +199,7 @@ RmaBenchPlan interpret(const RmaBenchArgs& args) {
     plan.modes.push_back(mode);
     pos = comma + 1;
   }
-  plan.sizes = bench::parse_sizes(args.sizes);
+  plan.sizes = bench::parse_sizes(args.sizes.empty() ? rma::kCompareSizes : args.sizes);
   std::sort(plan.sizes.begin(), plan.sizes.end());
   plan.sizes.erase(std::unique(plan.sizes.begin(), plan.sizes.end()), plan.sizes.end());
   const std::vector<size_t> stream = bench::parse_sizes(args.stream_bytes);
@@ -268,13 +210,11 @@ RmaBenchPlan interpret(const RmaBenchArgs& args) {
   return plan;
 }
 
-int run_rma_bench(const RmaBenchArgs& args) {
+int run_compare(const RmaBenchArgs& args) {
   const RmaBenchPlan plan = interpret_options([&] { return interpret(args); });
   Session session;
   Comm& world = session.world();
-  if (world.size() < 2) {
-    throw Error(Errc::usage, "grove rma-bench: run it under grove run -n 2 or more");
-  }
+  rma::require_two_ranks(world, args);
   const std::vector<std::string>& modes = plan.modes;
   const std::vector<size_t>& sizes = plan.sizes;
   const size_t stream_bytes = plan.stream_bytes;
@@ -300,7 +240,7 @@ int run_rma_bench(const RmaBenchArgs& args) {
     if (world.rank() >= 2) {
       if (args.background) {
         for (size_t i = 0; i < sizes.size(); ++i)
-          background_traffic(world);
+          rma::background_traffic(world);
       }
     } else {
       for (size_t payload : sizes) {
@@ -311,26 +251,14 @@ int run_rma_bench(const RmaBenchArgs& args) {
             after.by_descriptor > before.by_descriptor ? "descriptor"
             : after.chunked > before.chunked           ? "chunked slot"
                                                        : "slot";
-        if (args.background && world.rank() == 0) {
-          std::byte none[1];
-          for (int r = 2; r < world.size(); r += 2)
-            world.send(std::span<const std::byte>(none, 0), r, kTagStop);
-        }
+        if (args.background && world.rank() == 0) rma::stop_background(world);
       }
     }
     channel->close();
     world.barrier();
   }
   if (world.rank() != 0) return 0;
-  if (!args.tsv.empty()) {
-    std::ofstream file(args.tsv);
-    if (!file) throw Error(Errc::usage, fmt::format("grove rma-bench: cannot write {}", args.tsv));
-    file << "mode\tbackground\tmetric\tpayload\trepeat\tvalue\n";
-    for (const Row& r : rows) {
-      file << fmt::format("{}\t{}\t{}\t{}\t{}\t{:.6g}\n", r.mode, r.background ? 1 : 0, r.metric,
-                          r.payload, r.repeat, r.value);
-    }
-  }
+  if (!args.tsv.empty()) rma::write_tsv(args.tsv, rows);
   fmt::print("# grove rma-bench: {} ranks, {} repeats, depth {}, {}background\n", world.size(),
              args.repeats, args.depth, args.background ? "" : "no ");
   // Ring payloads above ring_direct_bytes travel by descriptor where the
@@ -342,31 +270,35 @@ int run_rma_bench(const RmaBenchArgs& args) {
       "# ring_direct_bytes {}: unmapped ring payloads above it travel by descriptor "
       "(path: what rank 0's messages took)\n",
       params::format_bytes(direct_bytes));
-  fmt::print("{:<6} {:>9} {:<16} {:>12} {:>26}  {}\n", "mode", "payload", "metric", "median",
-             "95% CI", "path");
-  // Cells in the order first measured: (mode, payload, metric).
-  std::vector<std::string> keys;
-  std::map<std::string, std::vector<double>> values;
-  std::map<std::string, const Row*> first;
-  for (const Row& r : rows) {
-    const std::string key =
-        fmt::format("{}/{}/{}/{}", r.mode, r.background ? 1 : 0, r.payload, r.metric);
-    if (values.find(key) == values.end()) {
-      keys.push_back(key);
-      first[key] = &r;
-    }
-    values[key].push_back(r.value);
-  }
-  for (const std::string& key : keys) {
-    const Row& r = *first[key];
-    const stats::Summary s = stats::summarize(values[key], key);
-    const std::string path =
-        r.mode == "p2p" ? "" : "  " + paths[fmt::format("{}/{}", r.mode, r.payload)];
-    fmt::print("{:<6} {:>9} {:<16} {:>12.4g} [{:.4g}, {:.4g}]{}\n", r.mode, r.payload, r.metric,
-               s.median, s.median_ci.lo, s.median_ci.hi, path);
-  }
+  rma::print_cells(rows, [&](const Row& r) {
+    return r.mode == "p2p" ? "" : "  " + paths[fmt::format("{}/{}", r.mode, r.payload)];
+  });
   return 0;
 }
+
+}  // namespace
+
+int rma::run(const Args& args) {
+  if (args.table == "loss") return run_loss(args);
+  if (args.table == "width") return run_width(args);
+  if (args.table == "window") return run_window(args);
+  if (args.table != "compare") {
+    throw Error(Errc::usage, fmt::format("--table: '{}' is not one of compare, loss, width, window",
+                                         args.table));
+  }
+  return run_compare(args);
+}
+
+void rma::require_two_ranks(Comm& world, const Args& args) {
+  if (world.size() < 2) {
+    throw Error(Errc::usage,
+                fmt::format("grove rma-bench --table {}: run it under grove run -n 2 or more "
+                            "(this job has {} rank)",
+                            args.table, world.size()));
+  }
+}
+
+namespace {
 
 const RegisterCommand rma_bench_command{{
     "rma-bench",
@@ -374,8 +306,10 @@ const RegisterCommand rma_bench_command{{
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<RmaBenchArgs>();
       sub.add_option("--modes", args->modes, "safe, raw, p2p (comma list)")->capture_default_str();
-      sub.add_option("--sizes", args->sizes, "Payloads: FROM:TO[:FACTOR] and/or a comma list")
-          ->capture_default_str();
+      sub.add_option("--sizes", args->sizes,
+                     fmt::format("Payloads: FROM:TO[:FACTOR] and/or a comma list (compare: {}; "
+                                 "window: {})",
+                                 rma::kCompareSizes, rma::kWindowSizes));
       sub.add_option("--repeats", args->repeats, "Repeats per cell")
           ->capture_default_str()
           ->check(CLI::Range(1, 100000));
@@ -391,7 +325,8 @@ const RegisterCommand rma_bench_command{{
       sub.add_flag("--background", args->background,
                    "Ranks 2 and up ping-pong 64 KiB point-to-point messages meanwhile");
       sub.add_option("--tsv", args->tsv, "Write the raw rows to this TSV file");
-      return [args] { return run_rma_bench(*args); };
+      rma::add_table_options(sub, *args);
+      return [args] { return rma::run(*args); };
     },
 }};
 
