@@ -10,6 +10,7 @@
 #include "core/params.hpp"
 #include "grove/error.hpp"
 #include "grove/session.hpp"
+#include "rma_bench_common.hpp"
 #include "suite/modes.hpp"
 #include "suite/report.hpp"
 #include "suite/runner.hpp"
@@ -87,6 +88,62 @@ int run_bench(const BenchArgs& args) {
   return 0;
 }
 
+// --coll ring, p2p, put, get (the form of `grove rma-bench`): ring
+// channels with --algo safe, raw (default both) and point-to-point, measured
+// by the rma-bench machinery (tools/rma_bench.cpp: latency, goodput, inject
+// rate), or put and get on a window (rma_bench_window.cpp, both together),
+// with rma-bench's defaults; --sizes and --tsv are passed on. They are not
+// collectives, so they are not mixed with them in one run, and they run as
+// ranks of a job (grove run -n N), not under --peers.
+bool names_rma(const std::vector<std::string>& collectives) {
+  for (const std::string& c : collectives)
+    if (c == "ring" || c == "p2p" || c == "put" || c == "get") return true;
+  return false;
+}
+
+int run_rma(const BenchArgs& args, bool sizes_given) {
+  rma::Args rma_args;
+  std::string modes;
+  for (const std::string& c : split_list(args.collectives)) {
+    std::string add;
+    if (c == "ring") {
+      const std::string algo =
+          args.algorithm.empty() || args.algorithm == "all" || args.algorithm == "auto"
+              ? "safe,raw"
+              : args.algorithm;
+      for (const std::string& a : split_list(algo)) {
+        if (a != "safe" && a != "raw") {
+          throw Error(Errc::usage,
+                      fmt::format("--algo '{}' for ring: the ring's algorithms are safe, raw", a));
+        }
+      }
+      add = algo;
+    } else if (c == "p2p") {
+      add = "p2p";
+    } else if (c == "put" || c == "get") {
+      rma_args.table = "window";  // measures both
+    } else {
+      throw Error(Errc::usage,
+                  fmt::format("--coll: '{}' is a collective; ring, p2p, put and get are run on "
+                              "their own (grove rma-bench), not mixed with collectives",
+                              c));
+    }
+    modes += (modes.empty() ? "" : ",") + add;
+  }
+  if (bench::is_orchestration(args.mode) || !args.calibrate.empty()) {
+    throw Error(Errc::usage,
+                "--coll ring, p2p, put, get: run them under grove run -n N; --peers, --compare, "
+                "--from-tsv, --background and --calibrate do not apply");
+  }
+  if (rma_args.table == "window" && !modes.empty()) {
+    throw Error(Errc::usage, "--coll: put and get (a window) run apart from ring and p2p");
+  }
+  if (!modes.empty()) rma_args.modes = modes;
+  if (sizes_given) rma_args.sizes = args.sizes;
+  rma_args.tsv = args.tsv;
+  return rma::run(rma_args);
+}
+
 // --peers, --compare, --from-tsv: not a rank of a job; bench/suite/modes.hpp.
 int run_orchestration(const BenchArgs& args) {
   bench::PeerRunOptions suite;
@@ -111,11 +168,16 @@ const RegisterCommand bench_command{{
     "Benchmark collectives (run it under grove run -n N)",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<BenchArgs>();
-      sub.add_option("--coll", args->collectives, "Collectives, comma-separated (default: all)");
+      sub.add_option("--coll", args->collectives,
+                     "Collectives, comma-separated (default: all); or ring (--algo safe,raw), "
+                     "p2p; or put,get (a window): grove rma-bench's measurements");
       sub.add_option("--algo", args->algorithm,
                      "all, auto, or one algorithm name (default: all; auto with --peers)");
-      sub.add_option("--sizes", args->sizes, "FROM:TO[:FACTOR] and/or a comma list of sizes")
-          ->capture_default_str();
+      CLI::Option* sizes_option =
+          sub.add_option("--sizes", args->sizes,
+                         "FROM:TO[:FACTOR] and/or a comma list of sizes (ring, p2p: grove "
+                         "rma-bench's default)")
+              ->capture_default_str();
       sub.add_option("--cadence", args->cadence,
                      "isolated (barrier before each call), barrier-after (OSU's loop) or "
                      "streaming")
@@ -168,7 +230,9 @@ const RegisterCommand bench_command{{
       sub.add_option("--json", m.json, "Write a JSON summary");
       sub.add_option("--markdown", m.markdown, "Write a Markdown table");
       sub.add_option("--plot", m.plot, "Plot time vs size (FILE.svg or FILE.png, gnuplot)");
-      return [args] {
+      return [args, sizes_option] {
+        if (names_rma(split_list(args->collectives)))
+          return run_rma(*args, sizes_option->count() > 0);
         if (args->calibrate_retries > 0 && args->calibrate.empty())
           throw Error(Errc::usage, "--calibrate-retries goes with --calibrate FILE");
         if (bench::is_orchestration(args->mode) && !args->calibrate.empty()) {

@@ -384,6 +384,10 @@ set(GROVE_BAD_COMMAND_LINES
   "rma_bench_width_background|--background: --table width has no background|rma-bench --table width --background"
   "rma_bench_width_one_rank|--table width: run it under grove run -n 2 or more|rma-bench --table width"
   "rma_bench_window_zero_size|--sizes: a payload of 0 bytes|rma-bench --table window --sizes 0,8"
+  "bench_ring_bad_algo|--algo 'fast' for ring: the ring's algorithms are safe, raw|bench --coll ring --algo fast"
+  "bench_ring_mixed|--coll: 'bcast' is a collective|bench --coll ring,bcast"
+  "bench_ring_peers|--coll ring, p2p, put, get: run them under grove run -n N|bench --coll ring --peers openmpi"
+  "bench_put_with_ring|--coll: put and get \\(a window\\) run apart|bench --coll put,ring"
   "model_check_zero_ranks|-n 0 is outside its range|model check -n 0"
   "model_radix_bad_segment|--segment: 'x' is not a byte count|model radix --segment x --no-sim"
   "model_radix_one_rank|-n 1: need 2..2\\^20|model radix -n 1"
@@ -703,6 +707,16 @@ add_test(NAME bench.rma_bench.window_through_ucx
                  --absent "read back as|exited with code"
                  -- ${GROVE_TOOL} run -n 2 --param rma_direct=false ${GROVE_TOOL} rma-bench
                  --table window --sizes 8,1000,1MiB --repeats 1 --pingpongs 3 --stream-bytes 2MiB)
+# `grove bench --coll ring|p2p|put|get` routes to the same machinery.
+add_test(NAME bench.coll_ring_p2p
+         COMMAND ${GROVE_EXPECT} 0 --match "safe +64 delivered_pct +100"
+                 --match "p2p +64 goodput_msgps +[0-9]"
+                 --absent "raw +64|exited with code"
+                 -- ${GROVE_TOOL} run -n 2 ${GROVE_TOOL} bench --coll ring,p2p --algo safe
+                 --sizes 64)
+add_test(NAME bench.coll_put_get
+         COMMAND ${GROVE_EXPECT} 0 --match "grove/put +64 latency_us +[0-9]"
+                 -- ${GROVE_TOOL} run -n 2 ${GROVE_TOOL} bench --coll put,get --sizes 64)
 set_tests_properties(bench.rma_bench.loss_tiny bench.rma_bench.width_n4
                      bench.rma_bench.window_tiny bench.rma_bench.window_through_ucx
-                     PROPERTIES TIMEOUT 120)
+                     bench.coll_ring_p2p bench.coll_put_get PROPERTIES TIMEOUT 120)
