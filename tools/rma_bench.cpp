@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -279,6 +280,18 @@ int run_compare(const RmaBenchArgs& args) {
 }  // namespace
 
 int rma::run(const Args& args) {
+  if (!args.from_tsv.empty()) {
+    std::vector<Row> rows;
+    for (const std::string& path : args.from_tsv)
+      read_tsv(path, rows);
+    // Side by side: each (payload, metric) with every file's cells in the
+    // order given (grove, openmpi, mpich).
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+      return std::tie(a.payload, a.metric) < std::tie(b.payload, b.metric);
+    });
+    print_cells(rows);
+    return 0;
+  }
   if (args.table == "loss") return run_loss(args);
   if (args.table == "width") return run_width(args);
   if (args.table == "window") return run_window(args);

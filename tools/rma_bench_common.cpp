@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -61,6 +62,9 @@ void add_table_options(CLI::App& sub, Args& args) {
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   sub.add_option("--depths", args.depths, "loss: ring depths (comma list)")->capture_default_str();
+  sub.add_option("--from-tsv", args.from_tsv,
+                 "Summarise these TSVs (grove's, grove-rma-peer-*'s) instead of running")
+      ->expected(1, 1000);
   sub.add_option("--paces", args.paces,
                  "loss: nanoseconds between the starts of two sends, 0 flat out (comma list)")
       ->capture_default_str();
@@ -117,6 +121,44 @@ void write_tsv(const std::string& path, const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     file << fmt::format("{}\t{}\t{}\t{}\t{}\t{:.6g}\n", r.mode, r.background ? 1 : 0, r.metric,
                         r.payload, r.repeat, r.value);
+  }
+}
+
+void read_tsv(const std::string& path, std::vector<Row>& rows) {
+  std::ifstream file(path);
+  if (!file) throw Error(Errc::usage, fmt::format("--from-tsv: cannot read {}", path));
+  std::string line;
+  if (!std::getline(file, line) || line != "mode\tbackground\tmetric\tpayload\trepeat\tvalue") {
+    throw Error(Errc::usage, fmt::format("--from-tsv: {}: line 1 is not rma-bench's header", path));
+  }
+  for (int number = 2; std::getline(file, line); ++number) {
+    std::vector<std::string> f;
+    for (size_t pos = 0; pos <= line.size();) {
+      const size_t tab = std::min(line.find('\t', pos), line.size());
+      f.push_back(line.substr(pos, tab - pos));
+      pos = tab + 1;
+    }
+    Row r;
+    char* end = nullptr;
+    bool ok = f.size() == 6 && (f[1] == "0" || f[1] == "1");
+    if (ok) {
+      r.mode = f[0];
+      r.background = f[1] == "1";
+      r.metric = f[2];
+      r.payload = std::strtoull(f[3].c_str(), &end, 10);
+      ok = !f[3].empty() && *end == '\0';
+      r.repeat = static_cast<int>(std::strtol(f[4].c_str(), &end, 10));
+      ok = ok && !f[4].empty() && *end == '\0';
+      r.value = std::strtod(f[5].c_str(), &end);
+      ok = ok && !f[5].empty() && *end == '\0';
+    }
+    if (!ok) {
+      throw Error(Errc::usage,
+                  fmt::format("--from-tsv: {}: line {} is not a row of six fields (mode, "
+                              "background 0/1, metric, payload, repeat, value)",
+                              path, number));
+    }
+    rows.push_back(r);
   }
 }
 

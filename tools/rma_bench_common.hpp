@@ -43,6 +43,9 @@ struct Args {
   uint64_t messages = 20000;
   std::string depths = "2,8,32,128";                             // loss
   std::string paces = "0,500,1000,2000,5000,10000,20000,50000";  // loss, ns between sends
+  // Summarise these TSVs (grove's and the MPI peers', bench/peers/
+  // mpi_rma_peer.cpp) instead of running.
+  std::vector<std::string> from_tsv;
 };
 
 constexpr int kTagData = 1;
@@ -87,6 +90,10 @@ void sync_pair(Comm& comm);
 // in the order first measured with their median and 95% CI; `suffix` adds
 // text at the end of a cell's line (the path of a ring cell).
 void write_tsv(const std::string& path, const std::vector<Row>& rows);
+// Rows of a TSV write_tsv (or an MPI peer) wrote, appended to `rows`; a
+// file that cannot be read, another header or a malformed row is a usage
+// error naming the file and line.
+void read_tsv(const std::string& path, std::vector<Row>& rows);
 void print_cells(const std::vector<Row>& rows,
                  const std::function<std::string(const Row&)>& suffix = nullptr);
 

@@ -168,6 +168,20 @@ foreach(peer openmpi mpich gloo)
                        PASS_REGULAR_EXPRESSION "peer ${peer} ok|peer ${peer} not built"
                        FAIL_REGULAR_EXPRESSION "FAIL: ")
 endforeach()
+# The MPI one-sided peers (bench/peers/mpi_rma_peer.cpp) beside grove's
+# window table, at N=2 (labelled external with the other peers).
+foreach(peer openmpi mpich)
+  set(peer_exe "")
+  if(TARGET grove-rma-peer-${peer})
+    set(peer_exe $<TARGET_FILE:grove-rma-peer-${peer}>)
+  endif()
+  add_test(NAME bench.peer.rma.${peer}.n2
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mp/rma_peer_test.sh ${peer} "${peer_exe}"
+                   ${GROVE_TOOL})
+  set_tests_properties(bench.peer.rma.${peer}.n2 PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       PASS_REGULAR_EXPRESSION "rma peer ${peer} ok|rma peer ${peer} not built"
+                       FAIL_REGULAR_EXPRESSION "FAIL")
+endforeach()
 if(TARGET grove-peer-openmpi OR TARGET grove-peer-mpich OR TARGET grove-peer-gloo)
   # Not on a terminal (ctest's pipe), progress still comes line by line, and
   # --algo defaults to auto; both metrics get their headline.
@@ -384,6 +398,7 @@ set(GROVE_BAD_COMMAND_LINES
   "rma_bench_width_background|--background: --table width has no background|rma-bench --table width --background"
   "rma_bench_width_one_rank|--table width: run it under grove run -n 2 or more|rma-bench --table width"
   "rma_bench_window_zero_size|--sizes: a payload of 0 bytes|rma-bench --table window --sizes 0,8"
+  "rma_bench_from_missing_tsv|--from-tsv: cannot read /nonexistent.tsv|rma-bench --from-tsv /nonexistent.tsv"
   "bench_ring_bad_algo|--algo 'fast' for ring: the ring's algorithms are safe, raw|bench --coll ring --algo fast"
   "bench_ring_mixed|--coll: 'bcast' is a collective|bench --coll ring,bcast"
   "bench_ring_peers|--coll ring, p2p, put, get: run them under grove run -n N|bench --coll ring --peers openmpi"
