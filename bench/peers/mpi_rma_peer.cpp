@@ -18,7 +18,7 @@
 //
 //   mpirun.openmpi -n 2 grove-rma-peer-openmpi [--sizes 8,32,...] [--repeats 11]
 //       [--pingpongs 2000] [--stream-bytes 67108864] [--tsv FILE]
-// Sizes are whole byte counts (default 8 B to 1 MiB by 4). Bad arguments:
+// Sizes are whole byte counts (default 8 B to 1 MiB by powers of 2). Bad arguments:
 // a message naming the argument on stderr, exit status 2.
 
 #include <mpi.h>
@@ -63,7 +63,7 @@ uint64_t parse_number(const std::string& option, const std::string& text, uint64
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (size_t s = 8; s <= (1u << 20); s *= 4)
+  for (size_t s = 8; s <= (1u << 20); s *= 2)
     o.sizes.push_back(s);
   for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];

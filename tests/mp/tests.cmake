@@ -703,6 +703,11 @@ add_test(NAME bench.rma_bench.loss_tiny
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block ${GROVE_TOOL} rma-bench
                  --table loss --depths 2,8 --paces 0,1000 --messages 300 --repeats 2
                  --payload 64 --background)
+add_test(NAME bench.rma_bench.loss_through_ucx
+         COMMAND ${GROVE_EXPECT} 0 --match "raw/depth=2/pace_ns=2000 +64 lost_pct +[0-9]"
+                 --absent "delivered .* != sent|exited with code"
+                 -- ${GROVE_TOOL} run -n 2 --param rma_direct=false ${GROVE_TOOL} rma-bench
+                 --table loss --depths 2 --paces 0,2000 --messages 300 --repeats 2 --payload 64)
 add_test(NAME bench.rma_bench.width_n4
          COMMAND ${GROVE_EXPECT} 0 --match "safe/ranks=4 +256 delivered_pct +100 \\[100, 100\\]"
                  --match "safe/ranks=4 +256 max_blocked +[0-9]"
@@ -732,6 +737,7 @@ add_test(NAME bench.coll_ring_p2p
 add_test(NAME bench.coll_put_get
          COMMAND ${GROVE_EXPECT} 0 --match "grove/put +64 latency_us +[0-9]"
                  -- ${GROVE_TOOL} run -n 2 ${GROVE_TOOL} bench --coll put,get --sizes 64)
-set_tests_properties(bench.rma_bench.loss_tiny bench.rma_bench.width_n4
+set_tests_properties(bench.rma_bench.loss_tiny bench.rma_bench.loss_through_ucx
+                     bench.rma_bench.width_n4
                      bench.rma_bench.window_tiny bench.rma_bench.window_through_ucx
                      bench.coll_ring_p2p bench.coll_put_get PROPERTIES TIMEOUT 120)
