@@ -22,23 +22,23 @@
 namespace grove::shm {
 namespace {
 
-constexpr int kTestMembers = 3;
-constexpr size_t kTestSlot = 4096;
+constexpr int kMembers = 3;
+constexpr size_t kSlot = 4096;
 
 void run_rounds(const std::string& form) {
   params::ScopedSet policy("wait_policy", "block");
   params::ScopedSet chosen("shm_barrier", form);
   const int fd = ::memfd_create("grove-shm-barrier-test", 0);
   ASSERT_GE(fd, 0);
-  const size_t length = segment_length(kTestMembers, kTestSlot);
+  const size_t length = segment_length(kMembers, kSlot);
   ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(length)), 0);
-  MemoryWorld world(kTestMembers);
+  MemoryWorld world(kMembers);
   std::vector<std::unique_ptr<Group>> groups;
-  for (int m = 0; m < kTestMembers; ++m) {
+  for (int m = 0; m < kMembers; ++m) {
     void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ASSERT_NE(base, MAP_FAILED);
     groups.push_back(std::make_unique<Group>(
-        m, kTestMembers, world.transport(m), [] { return -1; }, base, length, kTestSlot));
+        m, kMembers, world.transport(m), [] { return -1; }, base, length, kSlot));
   }
   ::close(fd);
 
@@ -46,12 +46,12 @@ void run_rounds(const std::string& form) {
   std::atomic<int> arrived{0};
   std::atomic<int> early{0};  // a member that left before everyone entered
   std::vector<std::thread> threads;
-  for (int m = 0; m < kTestMembers; ++m) {
+  for (int m = 0; m < kMembers; ++m) {
     threads.emplace_back([&, m] {
       for (int round = 1; round <= kRounds; ++round) {
         arrived.fetch_add(1);
         barrier(*groups[m]);
-        if (arrived.load() < round * kTestMembers) early.fetch_add(1);
+        if (arrived.load() < round * kMembers) early.fetch_add(1);
         // A small call right after: the numbering of both forms must agree.
         std::byte value{static_cast<unsigned char>(round)};
         bcast(groups[m].get(), std::span(&value, 1), 0);
@@ -62,7 +62,7 @@ void run_rounds(const std::string& form) {
   for (std::thread& t : threads)
     t.join();
   EXPECT_EQ(early.load(), 0) << form;
-  EXPECT_EQ(arrived.load(), kRounds * kTestMembers);
+  EXPECT_EQ(arrived.load(), kRounds * kMembers);
   // The flags form takes one call number, the release form two; the bcast one.
   const uint64_t per_round = form == "release" ? 3 : 2;
   for (const auto& g : groups)
