@@ -1,6 +1,5 @@
 #include "coll/shm/reduce_single_copy.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -9,14 +8,6 @@
 #include "sched/reduce.hpp"
 
 namespace grove::shm {
-namespace {
-
-// What one pull brings in before it is combined: well within a core's L2,
-// and a multiple of every element size, so pieces end on element
-// boundaries and keep the alignment of the chunk.
-constexpr size_t kPieceBytes = 128 * 1024;
-
-}  // namespace
 
 uint64_t combine_own_chunk(Group& group, uint64_t operands, const CallSignature& signature,
                            const std::byte* operand, size_t bytes, Datatype type, ReduceOp op,
@@ -28,15 +19,14 @@ uint64_t combine_own_chunk(Group& group, uint64_t operands, const CallSignature&
   // is one that is not this member's own operand chunk (which it reads
   // while combining, in place); else to scratch, with room after it for one
   // operand's chunk.
-  const size_t piece = std::min(kPieceBytes, chunk.length);
-  std::byte* scratch = group.scratch(chunk.length + piece);
+  std::byte* scratch = group.scratch(2 * chunk.length);
   std::byte* combined = scratch;
   if (result != nullptr) {
     std::byte* to = result + chunk.first;
     const std::byte* own = operand + chunk.first;
     if (to + chunk.length <= own || own + chunk.length <= to) combined = to;
   }
-  std::byte* incoming = scratch + chunk.length;
+  const std::span<std::byte> incoming(scratch + chunk.length, chunk.length);
   for (int m = 0; m < group.size(); ++m) {
     if (m == group.rank()) {
       if (chunk.length == 0) continue;
@@ -48,18 +38,11 @@ uint64_t combine_own_chunk(Group& group, uint64_t operands, const CallSignature&
       continue;
     }
     group.await_member(m, operands, signature);
-    if (m == 0) {
-      // The first operand is copied where the combination starts.
-      group.pull(m, operands, signature, bytes, chunk.first, std::span(combined, chunk.length));
-      continue;
-    }
-    // Piece by piece, each combined while it is still in this core's cache
-    // (a whole chunk of a large vector is not).
-    for (size_t done = 0; done < chunk.length; done += piece) {
-      const size_t n = std::min(piece, chunk.length - done);
-      group.pull(m, operands, signature, bytes, chunk.first + done, std::span(incoming, n));
-      sched::reduce_bytes(op, type, combined + done, incoming, n);
-    }
+    // The first operand is copied where the combination starts.
+    const std::span<std::byte> to = m == 0 ? std::span(combined, chunk.length) : incoming;
+    group.pull(m, operands, signature, bytes, chunk.first, to);
+    if (m != 0 && chunk.length > 0)
+      sched::reduce_bytes(op, type, combined, incoming.data(), chunk.length);
   }
   const uint64_t results = group.begin();
   group.publish_buffer(results, combined, chunk.length);
