@@ -220,8 +220,13 @@ bool rebase_size_zero(ProbeResult& result, const ZeroPoint& again, double eps) {
   if (result.sizes.empty() || result.sizes.front().bytes != 0)
     throw Error(Errc::internal, "probe: rebase_size_zero needs the size-0 point first");
   const Estimate& first = result.sizes.front().rtt;
+  result.second_rtt0_us = again.point.rtt.median;
   const double margin = std::max({2 * eps * first.median, first.ci90, again.point.rtt.ci90});
   if (!(again.point.rtt.median < first.median - margin)) return false;
+  // Less than half: not a slow start but the machine changing speed
+  // between the looks (docs/tuning.md), and every size measured in between
+  // belongs to the first look's speed.
+  if (again.point.rtt.median < first.median / 2) return false;
   result.first_rtt0_us = first.median;
   result.sizes.front() = again.point;
   result.g0_us = again.point.g_us;

@@ -99,6 +99,9 @@ struct ProbeResult {
   // RTT(0) of the first look at size 0 when the second look (after the
   // other sizes) was clearly lower and replaced it; 0 when it was kept.
   double first_rtt0_us = 0;
+  // RTT(0) of the second look, whether it replaced the first or not (0:
+  // not taken).
+  double second_rtt0_us = 0;
   std::vector<SizePoint> sizes;  // increasing
   std::vector<ReleasePoint> release;
   // Host terms (docs/tuning.md), measured through grove's calls rather than
@@ -121,8 +124,10 @@ struct ZeroPoint {
   int g0_runs = 0;
 };
 
-// The procedure's second look at size 0: when its RTT median is below the
-// first's by more than 2 eps of it and either's 90% half-width, it replaces
+// The procedure's second look at size 0 (recorded in second_rtt0_us): when
+// its RTT median is below the first's by more than 2 eps of it and either's
+// 90% half-width, but not below half of it (that is the machine changing
+// speed, not a slow start: the sizes between belong to the first), it replaces
 // the size-0 point, g(0), L and every g(m) derived from RTT(0) (flooded ones
 // stay), records the first RTT(0) and returns true; otherwise changes
 // nothing. Posted gaps measured before keep the acknowledgement time of the

@@ -115,6 +115,12 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
     out += fmt::format(
         "# size 0 measured twice: RTT(0) {:.4f} us at the end replaced {:.4f} us at the start\n",
         result.sizes.front().rtt.median, result.first_rtt0_us);
+  } else if (result.second_rtt0_us > 0 && !result.sizes.empty() &&
+             result.second_rtt0_us < result.sizes.front().rtt.median / 2) {
+    out += fmt::format(
+        "# size 0 measured twice: RTT(0) {:.4f} us at the start, {:.4f} us at the end, kept: "
+        "under half, the machine changed speed during the probe\n",
+        result.sizes.front().rtt.median, result.second_rtt0_us);
   }
   out += fmt::format(
       "# Hockney fit to L + g(m): alpha {:.4f} us, beta {:.6g} us/B ({:.3f} Gbit/s), worst "

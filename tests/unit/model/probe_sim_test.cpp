@@ -147,6 +147,12 @@ TEST(ProbeRebase, ASecondLookClearlyLowerReplacesSizeZero) {
   ZeroPoint noisy{point(0, 10, 1.5, true), 40};
   noisy.point.rtt.ci90 = 5;
   EXPECT_FALSE(rebase_size_zero(kept, noisy, 0.03));
+  // Under half of the first (the machine changed speed between the looks):
+  // kept, and the second look recorded.
+  EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 6.9, 1.5, true), 40}, 0.03));
+  EXPECT_DOUBLE_EQ(kept.second_rtt0_us, 6.9);
+  EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
+  EXPECT_DOUBLE_EQ(kept.first_rtt0_us, 0);
   // Higher (the machine slowed down): kept.
   EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 20, 3, true), 40}, 0.03));
   EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
