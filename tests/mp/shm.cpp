@@ -91,12 +91,17 @@ struct Driver {
     return block <= max_bytes() && slot_need <= slot();
   }
   // Shared-memory calls of a collective with a single-copy form: two on that
-  // path ("published", "consumed"), one through the slots, none on the
-  // schedule path (Group::route).
+  // path ("published", "consumed"; gather one per member), one through the
+  // slots, none on the schedule path (Group::route); a call whose blocks
+  // together overflow a slot takes the single copy.
   uint64_t calls_for(grove::coll::Collective collective, size_t slot_need, size_t block) const {
     const size_t from = cma_from(collective);
-    if (from > 0 && block >= from) return 2;
-    return fits(slot_need, block) ? 1 : 0;
+    // Gather's single copy takes one number per member (docs/shm.md).
+    const uint64_t single = collective == grove::coll::Collective::gather ? n() : 2;
+    if (from > 0 && block >= from) return single;
+    if (fits(slot_need, block)) return 1;
+    // Blocks that overflow a slot together take the single copy.
+    return from > 0 && block <= max_bytes() ? single : 0;
   }
 
   void bcast() {

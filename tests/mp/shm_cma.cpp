@@ -88,9 +88,11 @@ struct Driver {
       // Gather: the operands' call, then one per member the root reads.
       return collective == grove::coll::Collective::gather ? static_cast<uint64_t>(n()) : 2;
     }
-    const bool fits =
-        block <= param_bytes("shm_max_bytes") && slot_need <= comm.state().shm->slot_bytes();
-    return fits ? 1 : 0;
+    if (block > param_bytes("shm_max_bytes")) return 0;
+    if (slot_need <= comm.state().shm->slot_bytes()) return 1;
+    // Blocks that overflow a slot together take the single copy where CMA works.
+    if (!single_copy() || cma == 0) return 0;
+    return collective == grove::coll::Collective::gather ? static_cast<uint64_t>(n()) : 2;
   }
 
   template <class Body>

@@ -89,10 +89,14 @@ Group::~Group() {
 Group::Route Group::route(coll::Collective collective, size_t slot_need, size_t message_bytes,
                           bool has_single_copy) const {
   const size_t cma_from = cma_min_bytes(collective);
-  if (has_single_copy && single_copy() && cma_from > 0 && message_bytes >= cma_from)
-    return Route::single_copy;
-  if (slot_need <= slot_bytes_ && message_bytes <= shm_max_bytes.get()) return Route::slots;
-  return Route::none;
+  const bool cma = has_single_copy && single_copy() && cma_from > 0;
+  if (cma && message_bytes >= cma_from) return Route::single_copy;
+  if (message_bytes > shm_max_bytes.get()) return Route::none;
+  if (slot_need <= slot_bytes_) return Route::slots;
+  // Too many blocks for a slot (scatter or alltoall of N x 64 KiB at N = 8):
+  // the single copy still moves each byte once, where the schedule path
+  // would take it through UCX.
+  return cma ? Route::single_copy : Route::none;
 }
 
 void Group::wake_sleepers() {

@@ -137,7 +137,9 @@ class Group {
   // from the collective's threshold (cma_min_bytes: shm_cma_min_bytes or
   // shm_cma_min_block_bytes) when the members agreed that CMA works
   // (regardless of shm_max_bytes and the slots), else the slots if the call
-  // fits them (shm_max_bytes). Depends only on its arguments, the
+  // fits them (shm_max_bytes), else (a message within shm_max_bytes whose
+  // blocks together overflow a slot) single copy again where CMA works.
+  // Depends only on its arguments, the
   // parameters and the members' agreement, so every member decides alike.
   Route route(coll::Collective collective, size_t slot_need, size_t message_bytes,
               bool has_single_copy) const;
