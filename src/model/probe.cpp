@@ -59,13 +59,15 @@ class Procedure {
     // derived g(m); a second look that is clearly lower replaces it.
     report("size", 0);
     rebase_size_zero(result_, measure_zero(), options_.eps);
-    rtt0_ = result_.sizes.front().rtt.median;
     if (options_.release_copies > 0) release();
     return result_;
   }
 
  private:
   double overhead() const { return result_.clock_overhead_us; }
+  // RTT(0), which anchors every derived g(m): the size-0 point's (sizes
+  // stay in increasing order, so it is the first).
+  double rtt0() const { return result_.sizes.front().rtt.median; }
 
   // The whole size-0 point: ping-pong, g(0) by flooding, o_r, posted gap.
   ZeroPoint measure_zero() {
@@ -84,7 +86,6 @@ class Procedure {
   void set_size_zero(const ZeroPoint& z) {
     result_.g0_us = z.point.g_us;
     result_.g0_runs = z.g0_runs;
-    rtt0_ = z.point.rtt.median;
     result_.sizes.push_back(z.point);
     set_latency(result_);
   }
@@ -100,10 +101,10 @@ class Procedure {
     SizePoint p{.bytes = bytes, .rtt = pp.rtt, .os = pp.os};
     p.orecv = receive_overhead(link_, bytes, pp.rtt.median, overhead(), options_);
     if (options_.flood) {
-      p.g_us = flood(link_, bytes, rtt0_, overhead()).per_message_us;
+      p.g_us = flood(link_, bytes, rtt0(), overhead()).per_message_us;
       p.flooded = true;
     } else {
-      p.g_us = pp.rtt.median - rtt0_ + result_.g0_us;
+      p.g_us = pp.rtt.median - rtt0() + result_.g0_us;
     }
     p.gp_us = posted_gap(link_, bytes, ack_one_way(), overhead(), options_);
     p.midpoint = midpoint;
@@ -175,7 +176,6 @@ class Procedure {
   Link& link_;
   const ProbeOptions& options_;
   ProbeResult result_;
-  double rtt0_ = 0;
   int midpoints_ = 0;
   int planned_ = 0;
   int done_ = 0;
@@ -220,14 +220,21 @@ bool rebase_size_zero(ProbeResult& result, const ZeroPoint& again, double eps) {
   if (result.sizes.empty() || result.sizes.front().bytes != 0)
     throw Error(Errc::internal, "probe: rebase_size_zero needs the size-0 point first");
   const Estimate& first = result.sizes.front().rtt;
+  result.first_rtt0_us = first.median;
   result.second_rtt0_us = again.point.rtt.median;
   const double margin = std::max({2 * eps * first.median, first.ci90, again.point.rtt.ci90});
-  if (!(again.point.rtt.median < first.median - margin)) return false;
+  if (!(again.point.rtt.median < first.median - margin)) {
+    result.zero_recheck = ZeroRecheck::kept;
+    return false;
+  }
   // Less than half: not a slow start but the machine changing speed
   // between the looks (docs/tuning.md), and every size measured in between
   // belongs to the first look's speed.
-  if (again.point.rtt.median < first.median / 2) return false;
-  result.first_rtt0_us = first.median;
+  if (again.point.rtt.median < first.median / 2) {
+    result.zero_recheck = ZeroRecheck::speed_changed;
+    return false;
+  }
+  result.zero_recheck = ZeroRecheck::replaced;
   result.sizes.front() = again.point;
   result.g0_us = again.point.g_us;
   result.g0_runs = again.g0_runs;

@@ -90,17 +90,21 @@ struct ProbeOptions {
   void validate() const;
 };
 
+// What the second look at size 0 did: not taken yet; kept the first (not
+// clearly lower); replaced it (clearly lower: a slow start); kept it
+// because it was under half (the machine changed speed between the looks).
+enum class ZeroRecheck { not_taken, kept, replaced, speed_changed };
+
 struct ProbeResult {
   double clock_overhead_us = 0;
   double g0_us = 0;  // by flooding
   int g0_runs = 0;   // messages in the flood that settled it
   double latency_us = 0;
   bool latency_clamped = false;  // RTT(0)/2 < g(0): L set to 0
-  // RTT(0) of the first look at size 0 when the second look (after the
-  // other sizes) was clearly lower and replaced it; 0 when it was kept.
+  // The second look at size 0 (rebase_size_zero): what it did, and the
+  // RTT(0) of each look once it was taken.
+  ZeroRecheck zero_recheck = ZeroRecheck::not_taken;
   double first_rtt0_us = 0;
-  // RTT(0) of the second look, whether it replaced the first or not (0:
-  // not taken).
   double second_rtt0_us = 0;
   std::vector<SizePoint> sizes;  // increasing
   std::vector<ReleasePoint> release;
@@ -124,15 +128,14 @@ struct ZeroPoint {
   int g0_runs = 0;
 };
 
-// The procedure's second look at size 0 (recorded in second_rtt0_us): when
-// its RTT median is below the first's by more than 2 eps of it and either's
-// 90% half-width, but not below half of it (that is the machine changing
-// speed, not a slow start: the sizes between belong to the first), it replaces
-// the size-0 point, g(0), L and every g(m) derived from RTT(0) (flooded ones
-// stay), records the first RTT(0) and returns true; otherwise changes
-// nothing. Posted gaps measured before keep the acknowledgement time of the
-// first look (a release's ack is one L + g(0); the difference is below the
-// margin). Throws grove::Error(internal) without a size-0 point.
+// The procedure's second look at size 0, recorded in zero_recheck and both
+// looks' RTT(0): when its RTT median is below the first's by more than 2 eps
+// of it and either's 90% half-width, but not below half of it (that is the
+// machine changing speed, not a slow start: the sizes between belong to the
+// first), it replaces the size-0 point, g(0), L and every g(m) derived from
+// RTT(0) (flooded ones stay) and returns true; otherwise the table is kept. Posted gaps measured
+// before keep the acknowledgement time of the first look (a release's ack is one L + g(0); the
+// difference is below the margin). Throws grove::Error(internal) without a size-0 point.
 bool rebase_size_zero(ProbeResult& result, const ZeroPoint& again, double eps);
 
 // Runs the procedure from the measuring end; the peer runs a Responder.

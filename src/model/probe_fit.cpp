@@ -111,16 +111,15 @@ std::string table_text(const ProbeResult& result, const PairInfo& pair, const Ho
                      result.clock_overhead_us, result.g0_us, result.g0_runs);
   out += fmt::format("# L = RTT(0)/2 - g(0) = {:.4f} us{}\n", result.latency_us,
                      result.latency_clamped ? " (RTT(0)/2 was below g(0): set to 0)" : "");
-  if (result.first_rtt0_us > 0) {
+  if (result.zero_recheck == ZeroRecheck::replaced) {
     out += fmt::format(
         "# size 0 measured twice: RTT(0) {:.4f} us at the end replaced {:.4f} us at the start\n",
-        result.sizes.front().rtt.median, result.first_rtt0_us);
-  } else if (result.second_rtt0_us > 0 && !result.sizes.empty() &&
-             result.second_rtt0_us < result.sizes.front().rtt.median / 2) {
+        result.second_rtt0_us, result.first_rtt0_us);
+  } else if (result.zero_recheck == ZeroRecheck::speed_changed) {
     out += fmt::format(
         "# size 0 measured twice: RTT(0) {:.4f} us at the start, {:.4f} us at the end, kept: "
         "under half, the machine changed speed during the probe\n",
-        result.sizes.front().rtt.median, result.second_rtt0_us);
+        result.first_rtt0_us, result.second_rtt0_us);
   }
   out += fmt::format(
       "# Hockney fit to L + g(m): alpha {:.4f} us, beta {:.6g} us/B ({:.3f} Gbit/s), worst "

@@ -79,7 +79,8 @@ TEST(ProbeSim, RecoversLatencyAndGapOfALinearTable) {
   expect_within(r.g0_us, 2, 0.05, "g(0) by flooding");
   ASSERT_GE(r.sizes.size(), 22u);  // 0, 1 .. 1 MiB, and on while g is sub-linear
   EXPECT_EQ(r.sizes.front().bytes, 0u);
-  EXPECT_EQ(r.first_rtt0_us, 0) << "the second look at size 0 equals the first: kept";
+  EXPECT_EQ(r.zero_recheck, ZeroRecheck::kept) << "the second look at size 0 equals the first";
+  EXPECT_DOUBLE_EQ(r.second_rtt0_us, r.first_rtt0_us);
   for (const SizePoint& p : r.sizes) {
     const double m = static_cast<double>(p.bytes);
     expect_within(p.g_us, table->g_us(m), 0.05, fmt::format("g({})", p.bytes));
@@ -127,7 +128,9 @@ TEST(ProbeRebase, ASecondLookClearlyLowerReplacesSizeZero) {
   lower.point.rtt.ci90 = 0.1;
   ProbeResult r = first;
   EXPECT_TRUE(rebase_size_zero(r, lower, 0.03));
+  EXPECT_EQ(r.zero_recheck, ZeroRecheck::replaced);
   EXPECT_DOUBLE_EQ(r.first_rtt0_us, 14);
+  EXPECT_DOUBLE_EQ(r.second_rtt0_us, 10);
   EXPECT_DOUBLE_EQ(r.sizes[0].rtt.median, 10);
   EXPECT_DOUBLE_EQ(r.g0_us, 1.5);
   EXPECT_EQ(r.g0_runs, 40);
@@ -141,7 +144,7 @@ TEST(ProbeRebase, ASecondLookClearlyLowerReplacesSizeZero) {
   EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
   EXPECT_DOUBLE_EQ(kept.latency_us, 5);
   EXPECT_DOUBLE_EQ(kept.sizes[1].g_us, 8);
-  EXPECT_DOUBLE_EQ(kept.first_rtt0_us, 0);
+  EXPECT_EQ(kept.zero_recheck, ZeroRecheck::kept);
 
   // Lower, but within the second look's own 90% half-width: kept.
   ZeroPoint noisy{point(0, 10, 1.5, true), 40};
@@ -150,15 +153,34 @@ TEST(ProbeRebase, ASecondLookClearlyLowerReplacesSizeZero) {
   // Under half of the first (the machine changed speed between the looks):
   // kept, and the second look recorded.
   EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 6.9, 1.5, true), 40}, 0.03));
+  EXPECT_EQ(kept.zero_recheck, ZeroRecheck::speed_changed);
   EXPECT_DOUBLE_EQ(kept.second_rtt0_us, 6.9);
   EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
-  EXPECT_DOUBLE_EQ(kept.first_rtt0_us, 0);
   // Higher (the machine slowed down): kept.
   EXPECT_FALSE(rebase_size_zero(kept, ZeroPoint{point(0, 20, 3, true), 40}, 0.03));
   EXPECT_DOUBLE_EQ(kept.sizes[0].rtt.median, 14);
 
   ProbeResult empty;
   EXPECT_THROW(rebase_size_zero(empty, lower, 0.03), Error);
+
+  // The table's comment says what the second look did, from the outcome.
+  auto comment = [](const ProbeResult& result) {
+    const std::string text =
+        table_text(result, PairInfo{0, 1, "intra-host", "sim", "sim"}, HockneyFit{}, ReleaseFit{});
+    const size_t at = text.find("# size 0 measured twice");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(
+      comment(r),
+      "# size 0 measured twice: RTT(0) 10.0000 us at the end replaced 14.0000 us at the start");
+  ProbeResult changed = first;
+  rebase_size_zero(changed, ZeroPoint{point(0, 6.9, 1.5, true), 40}, 0.03);
+  EXPECT_EQ(comment(changed),
+            "# size 0 measured twice: RTT(0) 14.0000 us at the start, 6.9000 us at the end, kept: "
+            "under half, the machine changed speed during the probe");
+  ProbeResult same = first;
+  rebase_size_zero(same, ZeroPoint{point(0, 13.2, 1.5, true), 40}, 0.03);
+  EXPECT_EQ(comment(same), "");
 }
 
 TEST(ProbeSim, RecoversTheGapOfSendsPostedTogether) {
