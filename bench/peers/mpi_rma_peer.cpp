@@ -16,9 +16,10 @@
 //   the gets land in one buffer).
 // Each payload is first put, flushed, read back and compared.
 //
-//   mpirun.openmpi -n 2 grove-rma-peer-openmpi [--sizes 8,32,...] [--repeats 11]
+//   mpirun.openmpi -n 2 grove-rma-peer-openmpi [--sizes 8:1MiB] [--repeats 11]
 //       [--pingpongs 2000] [--stream-bytes 67108864] [--tsv FILE]
-// Sizes are whole byte counts (default 8 B to 1 MiB by powers of 2). Bad arguments:
+// --sizes as grove bench's (peer_common's parse_sizes: lists, FROM:TO[:FACTOR],
+// suffixes; default 8 B to 1 MiB by powers of 2). Bad arguments:
 // a message naming the argument on stderr, exit status 2.
 
 #include <mpi.h>
@@ -32,6 +33,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "grove/error.hpp"
+#include "peer_common.hpp"
 
 #ifndef GROVE_PEER_LIBRARY
 #error "GROVE_PEER_LIBRARY must name the MPI library (openmpi, mpich)"
@@ -61,22 +65,32 @@ uint64_t parse_number(const std::string& option, const std::string& text, uint64
   return value;
 }
 
+// The payloads of --sizes in `grove bench`'s syntax (as grove rma-bench
+// takes them), increasing, none empty.
+std::vector<size_t> parse_payloads(const std::string& spec) {
+  std::vector<size_t> sizes;
+  try {
+    sizes = grove::bench::peer::parse_sizes(spec);
+  } catch (const grove::Error& e) {
+    throw BadArgument{e.what()};
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (sizes.empty() || sizes.front() == 0) {
+    throw BadArgument{fmt::format("--sizes '{}': a payload of 0 bytes", spec)};
+  }
+  return sizes;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
-  for (size_t s = 8; s <= (1u << 20); s *= 2)
-    o.sizes.push_back(s);
+  o.sizes = parse_payloads("8:1MiB");  // grove rma-bench --table window's default
   for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];
     if (i + 1 >= argc) throw BadArgument{fmt::format("{}: a value is missing", option)};
     const std::string value = argv[++i];
     if (option == "--sizes") {
-      o.sizes.clear();
-      for (size_t pos = 0; pos <= value.size();) {
-        const size_t comma = std::min(value.find(',', pos), value.size());
-        o.sizes.push_back(parse_number(option, value.substr(pos, comma - pos), 1));
-        pos = comma + 1;
-      }
-      std::sort(o.sizes.begin(), o.sizes.end());
+      o.sizes = parse_payloads(value);
     } else if (option == "--repeats") {
       o.repeats = static_cast<int>(std::min<uint64_t>(parse_number(option, value, 1), 100000));
     } else if (option == "--pingpongs") {
