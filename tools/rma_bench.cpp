@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <tuple>
