@@ -14,9 +14,14 @@
 // - A member's `entered` word is k once it has entered call k; a member that
 //   writes its slot in call k does so before publishing k. Entering call k
 //   implies having finished call k-1 (calls are blocking).
-// - Call k uses slot buffer k % 2. A writer of call k first waits until
-//   every member has entered call k-1: then every reader of call k-2, the
-//   previous user of that buffer, is done with it.
+// - Call k uses slot buffer (and inline line) k % 2. A writer of call k
+//   first waits until every member has entered call j+1, where j is the
+//   last call before k in which it wrote that buffer: then every reader of
+//   call j is done with it. j is usually k-2 (then the wait is for call
+//   k-1); a call that wrote nothing in between (a barrier, a call whose
+//   data came from another member) leaves j further back, so a root's
+//   second rooted call in a row does not wait for members still finishing
+//   the call before (the readers of a bcast after an allreduce, say).
 // - A call on the single-copy path (CMA, shm/cma.hpp) takes two numbers
 //   (a reduction three: reduce_single_copy.hpp):
 //   in call k the owners of data publish their buffer's address and length,
@@ -156,13 +161,24 @@ class Group {
   uint64_t begin() { return ++calls_; }
   // Calls begun so far (a two-phase reduction counts two).
   uint64_t calls() const { return calls_; }
-  // Before writing the own slot in call k: waits until every member has
-  // entered call k-1 (see the invariants).
+  // Before writing the own slot or inline line in call k: waits until every
+  // reader of the last earlier call that wrote them is done (see the
+  // invariants), and records call k as their last writer.
   void await_slot_free(uint64_t call, const CallSignature& signature) {
-    if (call < 2) return;
+    const uint64_t previous = claim_slot(call);
+    if (previous == 0) return;
     for (int m = 0; m < size_; ++m) {
-      if (m != rank_ && !entered(m, call - 1)) wait_entered(m, call - 1, signature);
+      if (m != rank_ && !entered(m, previous + 1)) wait_entered(m, previous + 1, signature);
     }
+  }
+  // Records call k as the last writer of the own slot and inline line of
+  // its parity without waiting, for a caller that knows every member has
+  // entered call k-1; returns the call that wrote them before (0: none).
+  uint64_t claim_slot(uint64_t call) {
+    uint64_t& last = last_write_[call & 1];
+    const uint64_t previous = last;
+    last = call;
+    return previous;
   }
   std::byte* own_slot(uint64_t call) { return slot_of(rank_, call); }
   const std::byte* slot(int member, uint64_t call) { return slot_of(member, call); }
@@ -317,7 +333,9 @@ class Group {
   InlineLine* inlines_;  // two per member, by call parity
   std::byte* slots_;
   uint64_t calls_ = 0;
-  std::vector<pid_t> pids_;  // by member; empty: no single-copy path
+  uint64_t last_write_[2] = {0,
+                             0};  // by parity: the last call that wrote the own slot or inline line
+  std::vector<pid_t> pids_;       // by member; empty: no single-copy path
   std::vector<std::byte> scratch_;
 };
 

@@ -34,8 +34,10 @@ uint64_t reduce_own_chunk(Group& group, uint64_t operands, const CallSignature& 
                           size_t bytes, Datatype type, ReduceOp op) {
   group.await_all(operands, signature);
   // Every member has entered `operands`, so every reader of the slot buffer
-  // the next call uses (call operands - 1) is done with it: no guard wait.
+  // the next call uses (last written in operands - 1 or before) is done
+  // with it: no guard wait.
   const uint64_t results = group.begin();
+  group.claim_slot(results);
   const Chunk chunk = reduction_chunk(bytes, datatype_size(type), group.size(), group.rank());
   std::byte* out = group.own_slot(results) + chunk.first;
   if (chunk.length > 0) {
