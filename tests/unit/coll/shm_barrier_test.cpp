@@ -25,7 +25,7 @@ namespace {
 constexpr int kBarrierMembers = 3;
 constexpr size_t kBarrierSlot = 4096;
 
-void run_rounds(const std::string& form) {
+void run_barrier_rounds(const std::string& form) {
   params::ScopedSet policy("wait_policy", "block");
   params::ScopedSet chosen("shm_barrier", form);
   const int fd = ::memfd_create("grove-shm-barrier-test", 0);
@@ -70,11 +70,11 @@ void run_rounds(const std::string& form) {
 }
 
 TEST(ShmBarrier, FlagsFormLetsNoMemberLeaveEarly) {
-  run_rounds("flags");
+  run_barrier_rounds("flags");
 }
 
 TEST(ShmBarrier, ReleaseFormLetsNoMemberLeaveEarly) {
-  run_rounds("release");
+  run_barrier_rounds("release");
 }
 
 TEST(ShmBarrier, AutoTakesTheReleaseFormWhenMembersOutnumberCores) {
