@@ -52,6 +52,7 @@ class Channel {
   struct Paths {
     uint64_t chunked = 0;
     uint64_t by_descriptor = 0;
+    uint64_t single_copy = 0;
     uint64_t sleeps = 0;            // this rank's waits that slept (LaneStats::sleeps)
     uint64_t sleeps_timed_out = 0;  // of those sleeps, the ones that ran out their limit
   };
@@ -90,6 +91,7 @@ class RingChannel final : public Channel {
     for (const LaneStats& s : ring_.stats()) {
       p.chunked += s.chunked;
       p.by_descriptor += s.by_descriptor;
+      p.single_copy += s.single_copy;
       p.sleeps += s.sleeps;
       p.sleeps_timed_out += s.sleeps_timed_out;
     }
@@ -249,6 +251,7 @@ int run_compare(const RmaBenchArgs& args) {
         const Channel::Paths after = channel->paths();
         paths[fmt::format("{}/{}", mode, payload)] =
             after.by_descriptor > before.by_descriptor ? "descriptor"
+            : after.single_copy > before.single_copy   ? "single copy"
             : after.chunked > before.chunked           ? "chunked slot"
                                                        : "slot";
         if (args.background && world.rank() == 0) rma::stop_background(world);

@@ -20,15 +20,17 @@
 // Long messages: between ranks of one host (the writer maps the reader's
 // memory) every message goes in its slot, and in safe mode one longer than
 // ring_chunk_bytes is copied in chunks the reader copies out while the next
-// is written. Without a mapping (another host, or rma_direct=false), on a
-// lane whose capacity exceeds the parameter ring_direct_bytes (64 KiB by
-// default, the same on every rank) a longer message stays in the writer's
-// memory and its slot carries a descriptor; the reader fetches the payload
-// with one get straight into the receive buffer.
-// A slot that fails its checks (guard, length, descriptor, CRC-32C) is
-// counted `corrupt` and read again later. In safe mode a slot holding a later
-// message than expected (the writer lapped the reader) is an error.
-// docs/rma.md has the protocol, its costs and measurements.
+// is written; but with the parameter ring_single_copy_bytes set (0, off, by
+// default), send() (safe mode) of a longer message, to a reader that
+// consumed every earlier message, first offers it: the reader copies it once, straight from the
+// sender's buffer, and send() returns on its credit, or after
+// ring_single_copy_wait_us (100) writes it into its slot after all. Without a mapping (another
+// host, or rma_direct=false), on a lane whose capacity exceeds the parameter ring_direct_bytes (64
+// KiB by default, the same on every rank) a longer message stays in the writer's memory and its
+// slot carries a descriptor; the reader fetches the payload with one get straight into the receive
+// buffer. A slot that fails its checks (guard, length, descriptor, CRC-32C) is counted `corrupt`
+// and read again later. In safe mode a slot holding a later message than expected (the writer
+// lapped the reader) is an error. docs/rma.md has the protocol, its costs and measurements.
 //
 // Errors (grove::Error, nothing sent or written): lanes that name a rank
 // outside the communicator or the same rank twice, a zero depth, two lanes
@@ -65,7 +67,7 @@ struct Lane {
 };
 
 // One lane's counters as this rank sees them: the writer's side (sent,
-// chunked, by_descriptor, waits, wait_seconds) on its source, the reader's
+// chunked, by_descriptor, single_copy, waits, wait_seconds) on its source, the reader's
 // side (delivered, lost, corrupt, max_lag) on its destination; the other
 // side's fields are zero. `sleeps` is this rank's, on either side.
 struct LaneStats {
@@ -74,6 +76,7 @@ struct LaneStats {
   uint64_t sent = 0;
   uint64_t chunked = 0;        // of those, copied into the slot chunk by chunk
   uint64_t by_descriptor = 0;  // of those, staged in the writer's memory and fetched
+  uint64_t single_copy = 0;    // of those, copied once by the reader from the sender's buffer
   uint64_t waits = 0;          // safe mode: sends that found the lane full
   double wait_seconds = 0;     // time those sends waited
   uint64_t delivered = 0;
@@ -95,7 +98,9 @@ class Ring {
   Ring(Comm& comm, std::vector<Lane> lanes, RingMode mode);
 
   // On lane (rank, dst). send waits (safe mode) while the lane is full;
-  // try_send returns false instead.
+  // try_send returns false instead. A send of a message offered for a
+  // single copy (above) also waits for the reader to copy it, at most
+  // ring_single_copy_wait_us unless the reader has begun.
   void send(int dst, std::span<const std::byte> message);
   bool try_send(int dst, std::span<const std::byte> message);
   // The next message of lane (src, rank) into `out`; its length.

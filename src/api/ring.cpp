@@ -54,8 +54,9 @@ std::optional<Ring::Received> Ring::try_recv_any(std::span<std::byte> out) {
 std::vector<LaneStats> Ring::stats() const {
   std::vector<LaneStats> out;
   for (const rma::LaneCounters& c : endpoint_of(state_, "stats").counters()) {
-    out.push_back({c.src, c.dst, c.sent, c.chunked, c.by_descriptor, c.waits, c.wait_seconds,
-                   c.delivered, c.lost, c.corrupt, c.max_lag, c.sleeps, c.sleeps_timed_out});
+    out.push_back({c.src, c.dst, c.sent, c.chunked, c.by_descriptor, c.single_copy, c.waits,
+                   c.wait_seconds, c.delivered, c.lost, c.corrupt, c.max_lag, c.sleeps,
+                   c.sleeps_timed_out});
   }
   return out;
 }

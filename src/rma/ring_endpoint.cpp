@@ -33,6 +33,42 @@ const params::BytesParam ring_chunk_bytes{
     "safe ring lanes: a message longer than this is written into its slot in chunks of this "
     "size, each published at once, so the reader copies one chunk while the next is written"};
 
+const params::ChoiceParam ring_slot_copy{
+    "ring_slot_copy",
+    "two_pass",
+    {"two_pass", "one_pass", "unchecked"},
+    "how a ring slot's payload is copied and checksummed (CRC-32C) on both sides: two_pass "
+    "(checksum, then copy, in 8 KiB pieces), one_pass (both at once), or unchecked (a diagnostic "
+    "for measuring the checksum's share: no payload CRC is written or checked, only the guard "
+    "and the length; every rank must use the same value)"};
+
+const params::BytesParam ring_single_copy_bytes{
+    "ring_single_copy_bytes", 0, 0, uint64_t{1} << 30,
+    "safe ring lanes within one host: send() of a message longer than this offers it to the "
+    "reader, which copies it once, straight from the sender's buffer (process_vm_readv), while "
+    "the sender waits; not taken within ring_single_copy_wait_us, it is written into its slot "
+    "as usual (0, the default: never; it lost to the chunked slots here, a system call costing "
+    "about 1 us: docs/rma.md \"Large messages\")"};
+
+const params::IntParam ring_single_copy_wait_us{
+    "ring_single_copy_wait_us", 100, 0, 60000000,
+    "how long (microseconds) a ring message offered for a single copy waits for the reader to "
+    "take it before the sender writes it into its slot instead"};
+
+const params::BoolParam ring_single_copy_crc{
+    "ring_single_copy_crc", false,
+    "whether a ring message copied once (ring_single_copy_bytes) is checksummed: the sender "
+    "checksums its buffer before offering it and the reader what it received. Off: the payload "
+    "never lies in shared memory (the offer itself keeps its own CRC); docs/rma.md \"Large "
+    "messages\" has the reason and the cost"};
+
+SlotCopy slot_copy_from_params() {
+  const std::string& v = ring_slot_copy.get();
+  return v == "one_pass"    ? SlotCopy::one_pass
+         : v == "unchecked" ? SlotCopy::unchecked
+                            : SlotCopy::two_pass;
+}
+
 }  // namespace
 
 namespace {
@@ -312,6 +348,11 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
   state_ = std::make_shared<State>(group, std::move(layout));
   State& s = *state_;
   s.chunk_bytes = ring_chunk_bytes.get();
+  s.slot_copy = slot_copy_from_params();
+  s.single_copy_bytes = ring_single_copy_bytes.get();
+  s.single_copy_crc = ring_single_copy_crc.get();
+  s.single_copy_wait = std::chrono::microseconds(ring_single_copy_wait_us.get());
+  if (s.single_copy_bytes > 0) s.self_target = shm::own_probe_target();
   const auto& specs = s.layout.lanes();
   std::vector<bool> attach(static_cast<size_t>(group->size()), false);
   for (const LaneSpec& l : specs) {
@@ -428,9 +469,64 @@ bool RingEndpoint::try_send(int dst, std::span<const std::byte> message) {
   return s.try_send(s.out_lane(dst, "send"), message);
 }
 
+// A message offered for a single copy (ring_single_copy.cpp): first the
+// credit of its slot (the fallback needs it; counted in `waits` as any
+// send's), then the reader's credit of it, or its decline, or the end of
+// ring_single_copy_wait_us (then the slot). Both waits sleep on the credit
+// line's word, which the reader's credit and its decline wake.
+void RingEndpoint::State::send_single_copy(OutLane& lane, std::span<const std::byte> message) {
+  std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
+  SleepCounts* const sleeps[] = {&lane.sleeps};
+  const int peers[] = {lane.spec.dst};
+  auto what = [&] {
+    return fmt::format("rank {}: {}: send of message {}", rank(), lane_name(lane.spec),
+                       lane.sent + 1);
+  };
+  auto detail = [&] {
+    return fmt::format("the reader has consumed {} of {} messages sent", lane.acked, lane.sent);
+  };
+  if (!try_offer(lane, message)) {
+    const auto begin = std::chrono::steady_clock::now();
+    auto offered = [&] { return try_offer(lane, message); };
+    try {
+      ring_wait(*this, offered, flags, sleeps, peers, false, what, detail);
+    } catch (...) {
+      lane.wait_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      throw;
+    }
+    lane.wait_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + single_copy_wait;
+  auto settled = [&] { return offer_settled(lane, message, deadline); };
+  if (settled()) return;
+  auto what_taken = [&] {
+    return fmt::format("rank {}: {}: send of message {} (offered for a single copy)", rank(),
+                       lane_name(lane.spec), lane.offered);
+  };
+  try {
+    ring_wait(*this, settled, flags, sleeps, peers, false, what_taken, detail);
+  } catch (const Error& error) {
+    abandon_offer(lane, error);
+    if (broken) throw *broken;
+    throw;
+  }
+}
+
 void RingEndpoint::send(int dst, std::span<const std::byte> message) {
   State& s = *state_;
   OutLane& lane = s.out_lane(dst, "send");
+  if (s.single_copy_eligible(lane, message.size())) {
+    // Offered only to a reader that has consumed everything before it (so
+    // most likely waits for it): one that lags is busy or descheduled, and
+    // the slots let this rank run ahead of it instead of waiting.
+    s.refresh_credits(lane);
+    if (lane.acked == lane.sent) {
+      s.send_single_copy(lane, message);
+      return;
+    }
+  }
   if (s.try_send(lane, message)) return;
   const auto begin = std::chrono::steady_clock::now();
   auto record = [&] {
@@ -552,6 +648,7 @@ std::vector<LaneCounters> RingEndpoint::counters() const {
       c.sent = o.sent;
       c.chunked = o.chunked;
       c.by_descriptor = o.by_descriptor;
+      c.single_copy = o.single_copy;
       c.waits = o.waits;
       c.wait_seconds = o.wait_seconds;
       c.sleeps = o.sleeps.slept;

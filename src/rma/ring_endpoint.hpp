@@ -16,7 +16,12 @@
 // writer's own memory and the slot carries a descriptor; the reader fetches
 // the payload with one get and checks the staging block's seq and the CRC
 // (ring_fetch.cpp; docs/rma.md "Large messages"). Which lanes are mapped
-// every rank learns at creation, before anything is placed.
+// every rank learns at creation, before anything is placed. On a safe
+// mapped lane, send() of a message above ring_single_copy_bytes offers it
+// in the lane header instead (where it lies in the writer's memory): the
+// reader copies it once, with process_vm_readv, and the send returns on its
+// credit; an offer not taken within ring_single_copy_wait_us, declined or
+// refused is written into its slot after all (ring_single_copy.cpp).
 //
 // Reading polls this rank's own memory only: slot (e - 1) mod depth for the
 // expected message e. seq == e: copy out, check guard (~seq), length and
@@ -66,6 +71,7 @@ struct LaneCounters {
   uint64_t sent = 0;
   uint64_t chunked = 0;        // written into the slot in chunks (safe mode, mapped lane)
   uint64_t by_descriptor = 0;  // staged in the writer's memory, fetched by the reader
+  uint64_t single_copy = 0;    // copied once by the reader from the writer's buffer (send())
   uint64_t waits = 0;          // safe mode: sends that found the lane full
   double wait_seconds = 0;     // time those sends spent waiting
   // Reader side (zero on the writer's copy).

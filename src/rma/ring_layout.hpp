@@ -71,9 +71,10 @@ struct SlotHeader {
 static_assert(sizeof(SlotHeader) == kSlotHeader);
 
 // Written by the writer, read by the reader: the progress of a message being
-// written in pieces, (seq mod 2^32) << 32 | payload bytes written so far.
-// Then one line written by the reader: its sleeping word (kAwake, or how it
-// sleeps waiting for a slot).
+// written in pieces, (seq mod 2^32) << 32 | payload bytes written so far,
+// and on the same line a single-copy offer (below). Then one line written
+// by the reader: its sleeping word (kAwake, or how it sleeps waiting for a
+// slot).
 // A sleeping word's values. kSleepOnFutex: the waiter sleeps on the word
 // itself; the publisher clears it and wakes the futex. kSleepOnTransport: it
 // sleeps on its transport's fd; the publisher sends it a wake-up message.
@@ -81,9 +82,38 @@ inline constexpr uint32_t kAwake = 0;
 inline constexpr uint32_t kSleepOnFutex = 1;
 inline constexpr uint32_t kSleepOnTransport = 2;
 
+// A single-copy offer (ring_single_copy.cpp; docs/rma.md "Large
+// messages"): where message `offer` lies in the writer's memory, for the
+// reader to copy straight into its receive buffer. `crc` is the CRC-32C of
+// the offered seq followed by the fields before it, so a damaged offer is
+// never read from; `payload_crc` is the payload's when flags has
+// kOfferPayloadCrc (ring_single_copy_crc).
+struct OfferBody {
+  uint64_t address;        // the payload, in the writer's address space
+  uint64_t len;            // its length
+  uint64_t token_address;  // a word of the writer's holding `token`: the
+  uint64_t token;          //   reader checks it once per writer pid
+  int32_t pid;             // the writer's process
+  uint32_t flags;
+  uint32_t payload_crc;
+  uint32_t crc;
+};
+static_assert(sizeof(OfferBody) == 48);
+inline constexpr uint32_t kOfferPayloadCrc = 1;
+// The offer word's states: the offered seq alone (open), or with one of
+// these bits: the reader took it (it is copying; the writer waits for its
+// credit), declined it (the writer writes it into the slot instead), or
+// refused it (the same, and the writer offers nothing more on the lane: the
+// reader cannot read its memory). 0: nothing offered, or taken back by the
+// writer (which then writes the slot).
+inline constexpr uint64_t kOfferTaken = uint64_t{1} << 63;
+inline constexpr uint64_t kOfferDeclined = uint64_t{1} << 62;
+inline constexpr uint64_t kOfferRefused = uint64_t{1} << 61;
+
 struct alignas(kCacheLine) LaneHeader {
   std::atomic<uint64_t> progress;
-  char pad0[kCacheLine - 8];
+  std::atomic<uint64_t> offer;  // see kOfferTaken; written by both sides
+  OfferBody offer_body;         // written by the writer before `offer`
   std::atomic<uint32_t> reader_sleeping;
   char pad1[kCacheLine - 4];
 };

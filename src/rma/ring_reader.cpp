@@ -69,6 +69,24 @@ void RingEndpoint::State::ack_done(void* context, const Status& status) {
   if (status.ok && lane->owner != nullptr) lane->owner->send_credit(*lane);
 }
 
+// A slot's payload into the receive buffer and its checksum
+// (ring_slot_copy, as the writer's write_mapped): the copy, then the
+// checksum of what was received, in pieces (the default); both in one pass;
+// or (diagnostic) the copy alone.
+uint32_t RingEndpoint::State::copy_out(uint32_t crc, std::byte* to, const std::byte* from,
+                                       size_t n) const {
+  switch (slot_copy) {
+    case SlotCopy::one_pass:
+      return crc32c_copy(crc, to, from, n);
+    case SlotCopy::unchecked:
+      std::memcpy(to, from, n);
+      return 0;
+    case SlotCopy::two_pass:
+      break;
+  }
+  return copy_then_crc32c(crc, to, from, n);
+}
+
 std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byte> out,
                                                 bool partial) {
   const uint64_t start = lane.expected;
@@ -119,10 +137,10 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       uint32_t crc;
       if (lane.partial_seq == e && lane.partial_out == out.data() &&
           lane.partial_copied <= length) {
-        crc = copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
-                               payload + lane.partial_copied, length - lane.partial_copied);
+        crc = copy_out(lane.partial_crc, out.data() + lane.partial_copied,
+                       payload + lane.partial_copied, length - lane.partial_copied);
       } else {
-        crc = length > 0 ? copy_then_crc32c(0, out.data(), payload, length) : 0;
+        crc = length > 0 ? copy_out(0, out.data(), payload, length) : 0;
       }
       uint64_t guard;
       std::memcpy(&guard, payload + round8(length), sizeof(guard));
@@ -135,7 +153,7 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           continue;
         }
       }
-      if (guard != ~e || crc != stored_crc) {
+      if (guard != ~e || (slot_copy != SlotCopy::unchecked && crc != stored_crc)) {
         lane.partial_seq = 0;
         count_corrupt(lane, e);
         return std::nullopt;
@@ -159,7 +177,15 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       lane.partial_seq = 0;
       continue;
     }
-    // Not written yet. Safe mode: copy what the writer has published of it.
+    // Not in its slot. Safe mode: offered for a single copy
+    // (ring_single_copy.cpp), or being written: copy what the writer has
+    // published of it.
+    if (!raw && lane.header->offer.load(std::memory_order_relaxed) == e) {
+      if (const std::optional<size_t> got = take_offer(lane, out)) {
+        deliver(lane, start);
+        return got;
+      }
+    }
     if (partial && !raw) {
       const uint64_t progress = lane.header->progress.load(std::memory_order_acquire);
       if ((progress >> 32) == (e & 0xffffffffu)) {
@@ -180,8 +206,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           }
           if (available > lane.partial_copied) {
             lane.partial_crc =
-                copy_then_crc32c(lane.partial_crc, out.data() + lane.partial_copied,
-                                 payload + lane.partial_copied, available - lane.partial_copied);
+                copy_out(lane.partial_crc, out.data() + lane.partial_copied,
+                         payload + lane.partial_copied, available - lane.partial_copied);
             lane.partial_copied = available;
             ++chunks_copied;
           }

@@ -2,11 +2,13 @@
 // RingEndpoint's state, shared by its writer (ring_writer.cpp), reader
 // (ring_reader.cpp) and set-up (ring_endpoint.cpp). Internal to src/rma.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "coll/shm/cma.hpp"
 #include "rma/ring_endpoint.hpp"
 
 namespace grove::rma {
@@ -41,6 +43,13 @@ struct SleepCounts {
   uint64_t timed_out = 0;  // sleeps that ran out their time limit
 };
 
+// How a slot's payload is copied and checksummed (ring_slot_copy): the
+// checksum and the copy in two passes over 8 KiB pieces, or in one pass
+// (crc32c_copy), or (a diagnostic, to measure the checksum's share) not
+// checksummed at all: the writer stores CRC 0 and the reader checks only the
+// guard and the length.
+enum class SlotCopy : uint8_t { two_pass, one_pass, unchecked };
+
 struct OutLane {
   int lane = -1;
   LaneSpec spec;
@@ -60,6 +69,9 @@ struct OutLane {
   CreditLine* credit = nullptr;  // in this rank's memory
   uint64_t sent = 0;
   uint64_t chunked = 0, by_descriptor = 0;  // how messages went (LaneCounters)
+  uint64_t single_copy = 0;                 // taken by the reader from an offer
+  uint64_t offered = 0;                     // the seq of the open offer, or 0
+  bool single_copy_off = false;             // the reader refused an offer: none more
   uint64_t acked = 0;                       // the credit word as last read
   uint64_t blocked_seq = 0;                 // the message whose send last found the lane full
   uint64_t waits = 0;
@@ -91,6 +103,11 @@ struct InLane {
   uint64_t delivered = 0, lost = 0, corrupt = 0, max_lag = 0;
   SleepCounts sleeps;         // waits that slept, and how their sleeps ended
   uint64_t last_corrupt = 0;  // the last message counted corrupt
+  // Single-copy offers: the writer pid whose token word was read and right
+  // (0: none yet), and whether this reader cannot read the writer (it then
+  // refuses every offer without trying).
+  int32_t verified_pid = 0;
+  bool single_copy_refused = false;
   // A message read while it is being written (chunks): which, into where,
   // how far, and the CRC so far.
   uint64_t partial_seq = 0;
@@ -120,6 +137,16 @@ struct RingEndpoint::State {
   std::vector<int> any_sources;
   bool any_through_transport = false;
   size_t chunk_bytes = 0;  // ring_chunk_bytes at creation
+  // ring_slot_copy at creation: how a slot's payload is copied and
+  // checksummed (ring_writer.cpp).
+  SlotCopy slot_copy = SlotCopy::two_pass;
+  // Single copy (ring_single_copy.cpp), at creation: messages longer than
+  // this (0: none) sent with send() on a safe mapped lane are offered;
+  // whether the payload is checksummed; how long an offer stays open.
+  size_t single_copy_bytes = 0;
+  bool single_copy_crc = false;
+  std::chrono::microseconds single_copy_wait{0};
+  shm::ProbeTarget self_target;  // this process's pid and token word
   // Chunks of messages being written that this rank copied out so far: a
   // wait that sees it move keeps spinning (ring_endpoint.cpp).
   uint64_t chunks_copied = 0;
@@ -147,10 +174,37 @@ struct RingEndpoint::State {
   // staging block of its slot.
   Descriptor stage(OutLane& lane, uint64_t seq, std::span<const std::byte> message);
 
+  // ring_single_copy.cpp. Whether send() offers `bytes` on the lane.
+  bool single_copy_eligible(const OutLane& lane, size_t bytes) const {
+    return single_copy_bytes > 0 && bytes > single_copy_bytes && lane.mapped != nullptr &&
+           !lane.single_copy_off && layout.mode() == RingMode::safe;
+  }
+  // The credit gate of message lane.sent + 1 (safe mode; counts `waits`):
+  // true when it may be written.
+  bool has_credit(OutLane& lane);
+  // Offers `message` as lane.sent + 1 if the credits let it (false: the lane
+  // is full, nothing done).
+  bool try_offer(OutLane& lane, std::span<const std::byte> message);
+  // Whether the open offer is settled: the reader took it and credited it,
+  // or declined it, or (past `deadline`) the writer took it back; the last
+  // two write `message` into its slot first.
+  bool offer_settled(OutLane& lane, std::span<const std::byte> message,
+                     std::chrono::steady_clock::time_point deadline);
+  // On a failed wait: takes the open offer back if the reader has not taken
+  // it; else the ring is broken (the reader may still read the buffer).
+  void abandon_offer(OutLane& lane, const Error& error);
+  // The reader: message lane.expected offered on the lane, copied into
+  // `out`: its length, or nothing (none offered, taken back, or declined).
+  std::optional<size_t> take_offer(InLane& lane, std::span<std::byte> out);
+  void decline_offer(InLane& lane, uint64_t seq, uint64_t why);
+  // ring_endpoint.cpp: send() of an eligible message, waiting as it must.
+  void send_single_copy(OutLane& lane, std::span<const std::byte> message);
+
   // ring_reader.cpp. `partial`: a message being written may be copied
   // before it is complete (recv from one lane, not recv_any).
   std::optional<size_t> poll(InLane& lane, std::span<std::byte> out, bool partial);
   void deliver(InLane& lane, uint64_t expected_before);
+  uint32_t copy_out(uint32_t crc, std::byte* to, const std::byte* from, size_t n) const;
   // A descriptor slot for message e (ring_fetch.cpp): validates it, fetches
   // the payload into `out` and checks it. The length, or nothing (counted
   // corrupt, or, raw mode, overwritten while fetched: `overwritten` set).

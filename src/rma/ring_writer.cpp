@@ -24,13 +24,7 @@ void RingEndpoint::State::refresh_credits(OutLane& lane) {
   lane.acked = acked;
 }
 
-bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> message) {
-  if (message.size() > lane.spec.capacity) {
-    throw Error(Errc::invalid_argument,
-                fmt::format("rank {}: {}: a message of {} B exceeds the lane's slot capacity of "
-                            "{} B; nothing was sent",
-                            rank(), lane_name(lane.spec), message.size(), lane.spec.capacity));
-  }
+bool RingEndpoint::State::has_credit(OutLane& lane) {
   const uint64_t seq = lane.sent + 1;
   if (layout.mode() == RingMode::safe && seq - lane.acked > lane.spec.depth) {
     refresh_credits(lane);
@@ -42,6 +36,18 @@ bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> mes
       return false;
     }
   }
+  return true;
+}
+
+bool RingEndpoint::State::try_send(OutLane& lane, std::span<const std::byte> message) {
+  if (message.size() > lane.spec.capacity) {
+    throw Error(Errc::invalid_argument,
+                fmt::format("rank {}: {}: a message of {} B exceeds the lane's slot capacity of "
+                            "{} B; nothing was sent",
+                            rank(), lane_name(lane.spec), message.size(), lane.spec.capacity));
+  }
+  const uint64_t seq = lane.sent + 1;
+  if (!has_credit(lane)) return false;
   if (lane.mapped == nullptr) {
     // The slot's previous puts read its staging image: wait for them.
     Flight& flight = lane.flights[(seq - 1) % lane.spec.depth];
@@ -112,18 +118,32 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   header->len = length;
   uint32_t crc = 0;
   header->kind = kSlotInline;
+  // ring_slot_copy: the checksum, then the copy, in pieces (the default);
+  // both in one pass; or (diagnostic) the copy alone.
+  auto copy = [this](uint32_t c, std::byte* to, const std::byte* from, size_t n) {
+    switch (slot_copy) {
+      case SlotCopy::one_pass:
+        return crc32c_copy(c, to, from, n);
+      case SlotCopy::unchecked:
+        std::memcpy(to, from, n);
+        return uint32_t{0};
+      case SlotCopy::two_pass:
+        break;
+    }
+    return crc32c_then_copy(c, to, from, n);
+  };
   if (layout.mode() == RingMode::safe && length > chunk_bytes) {
     const uint64_t tag = (seq & 0xffffffffu) << 32;
     size_t done = 0;
     while (done < length) {
       const size_t n = std::min(chunk_bytes, length - done);
-      crc = crc32c_then_copy(crc, payload + done, message.data() + done, n);
+      crc = copy(crc, payload + done, message.data() + done, n);
       done += n;
       if (done < length) lane_header->progress.store(tag | done, std::memory_order_release);
     }
     ++lane.chunked;
   } else if (length > 0) {
-    crc = crc32c_then_copy(0, payload, message.data(), length);
+    crc = copy(0, payload, message.data(), length);
   }
   header->crc = crc;
   const uint64_t guard = ~seq;
