@@ -42,6 +42,14 @@ const params::ChoiceParam ring_slot_copy{
     "for measuring the checksum's share: no payload CRC is written or checked, only the guard "
     "and the length; every rank must use the same value)"};
 
+const params::BytesParam ring_crc_bytes{
+    "ring_crc_bytes", 4096, 0, uint64_t{1} << 30,
+    "ring slots written through a mapping (same host): the payload CRC-32C covers a message's "
+    "first this many bytes (rounded down to a multiple of 64; 0: the whole payload). Longer "
+    "payloads are checked there and by their guard and length only: a full CRC pass on each "
+    "side made the ring lose to point-to-point from 32 KiB in the machine's fast copy state "
+    "(docs/rma.md \"Large messages\")"};
+
 const params::BytesParam ring_single_copy_bytes{
     "ring_single_copy_bytes", 0, 0, uint64_t{1} << 30,
     "safe ring lanes within one host: send() of a message longer than this offers it to the "
@@ -349,6 +357,8 @@ RingEndpoint::RingEndpoint(std::shared_ptr<Group> group, std::vector<LaneSpec> l
   State& s = *state_;
   s.chunk_bytes = ring_chunk_bytes.get();
   s.slot_copy = slot_copy_from_params();
+  s.crc_bytes = ring_crc_bytes.get() / 64 * 64;
+  if (ring_crc_bytes.get() > 0 && s.crc_bytes == 0) s.crc_bytes = 64;
   s.single_copy_bytes = ring_single_copy_bytes.get();
   s.single_copy_crc = ring_single_copy_crc.get();
   s.single_copy_wait = std::chrono::microseconds(ring_single_copy_wait_us.get());

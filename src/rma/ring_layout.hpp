@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,23 @@ inline constexpr uint64_t kNeverDirect = ~uint64_t{0};
 inline constexpr uint32_t kSlotInline = 0;
 inline constexpr uint32_t kSlotDescriptor = 1;
 inline constexpr size_t kDescriptorBytes = 8;  // [offset u64]
+// An inline payload whose crc32c covers only its first (kind >> 8) * 64
+// bytes (ring_crc_bytes; docs/rma.md "Large messages"): the low byte of
+// the pad word says this, the rest how much. Valid only when that is more
+// than 0 and less than the length (else the writer would use kSlotInline).
+inline constexpr uint32_t kSlotInlinePrefix = 2;
+inline uint32_t prefix_kind(size_t covered) {
+  return kSlotInlinePrefix | static_cast<uint32_t>(covered / 64) << 8;
+}
+// The bytes an inline slot's CRC covers, or nothing for a kind that is not
+// inline or does not fit `length`.
+inline std::optional<size_t> crc_covered(uint32_t kind, size_t length) {
+  if (kind == kSlotInline) return length;
+  if ((kind & 0xff) != kSlotInlinePrefix) return std::nullopt;
+  const size_t covered = size_t{kind >> 8} * 64;
+  if (covered == 0 || covered >= length) return std::nullopt;
+  return covered;
+}
 
 struct SlotHeader {
   std::atomic<uint64_t> seq;

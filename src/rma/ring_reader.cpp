@@ -87,6 +87,15 @@ uint32_t RingEndpoint::State::copy_out(uint32_t crc, std::byte* to, const std::b
   return copy_then_crc32c(crc, to, from, n);
 }
 
+uint32_t RingEndpoint::State::copy_out_covered(uint32_t crc, std::byte* to,
+                                               const std::byte* payload, size_t at, size_t n,
+                                               size_t covered) const {
+  const size_t checked = at < covered ? std::min(n, covered - at) : 0;
+  if (checked > 0) crc = copy_out(crc, to + at, payload + at, checked);
+  if (n > checked) std::memcpy(to + at + checked, payload + at + checked, n - checked);
+  return crc;
+}
+
 std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byte> out,
                                                 bool partial) {
   const uint64_t start = lane.expected;
@@ -122,7 +131,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
         return header->seq.load(std::memory_order_relaxed) != e;
       };
       const size_t length = header->len;
-      if (kind != kSlotInline || length > lane.inline_capacity) {
+      const std::optional<size_t> covered = crc_covered(kind, length);
+      if (!covered || length > lane.inline_capacity) {
         if (rewritten()) continue;
         count_corrupt(lane, e);
         return std::nullopt;
@@ -137,10 +147,10 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       uint32_t crc;
       if (lane.partial_seq == e && lane.partial_out == out.data() &&
           lane.partial_copied <= length) {
-        crc = copy_out(lane.partial_crc, out.data() + lane.partial_copied,
-                       payload + lane.partial_copied, length - lane.partial_copied);
+        crc = copy_out_covered(lane.partial_crc, out.data(), payload, lane.partial_copied,
+                               length - lane.partial_copied, *covered);
       } else {
-        crc = length > 0 ? copy_out(0, out.data(), payload, length) : 0;
+        crc = length > 0 ? copy_out_covered(0, out.data(), payload, 0, length, *covered) : 0;
       }
       uint64_t guard;
       std::memcpy(&guard, payload + round8(length), sizeof(guard));
@@ -191,7 +201,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       if ((progress >> 32) == (e & 0xffffffffu)) {
         const size_t available = progress & 0xffffffffu;
         const size_t length = header->len;
-        if (length <= lane.inline_capacity && available <= length) {
+        const std::optional<size_t> covered = crc_covered(header->kind, length);
+        if (covered && length <= lane.inline_capacity && available <= length) {
           if (length > out.size()) {
             throw Error(Errc::truncated,
                         fmt::format("rank {}: {}: message {} has {} B, the receive buffer {} B; "
@@ -206,8 +217,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           }
           if (available > lane.partial_copied) {
             lane.partial_crc =
-                copy_out(lane.partial_crc, out.data() + lane.partial_copied,
-                         payload + lane.partial_copied, available - lane.partial_copied);
+                copy_out_covered(lane.partial_crc, out.data(), payload, lane.partial_copied,
+                                 available - lane.partial_copied, *covered);
             lane.partial_copied = available;
             ++chunks_copied;
           }

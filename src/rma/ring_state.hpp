@@ -140,6 +140,9 @@ struct RingEndpoint::State {
   // ring_slot_copy at creation: how a slot's payload is copied and
   // checksummed (ring_writer.cpp).
   SlotCopy slot_copy = SlotCopy::two_pass;
+  // ring_crc_bytes at creation (a multiple of 64; 0: the whole payload):
+  // how much of a slot payload written through a mapping its CRC covers.
+  size_t crc_bytes = 0;
   // Single copy (ring_single_copy.cpp), at creation: messages longer than
   // this (0: none) sent with send() on a safe mapped lane are offered;
   // whether the payload is checksummed; how long an offer stays open.
@@ -205,6 +208,10 @@ struct RingEndpoint::State {
   std::optional<size_t> poll(InLane& lane, std::span<std::byte> out, bool partial);
   void deliver(InLane& lane, uint64_t expected_before);
   uint32_t copy_out(uint32_t crc, std::byte* to, const std::byte* from, size_t n) const;
+  // Bytes [at, at + n) of a slot payload into `to` (the receive buffer),
+  // the CRC extended over those below `covered` only.
+  uint32_t copy_out_covered(uint32_t crc, std::byte* to, const std::byte* payload, size_t at,
+                            size_t n, size_t covered) const;
   // A descriptor slot for message e (ring_fetch.cpp): validates it, fetches
   // the payload into `out` and checks it. The length, or nothing (counted
   // corrupt, or, raw mode, overwritten while fetched: `overwritten` set).

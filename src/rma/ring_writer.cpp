@@ -117,7 +117,10 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   }
   header->len = length;
   uint32_t crc = 0;
-  header->kind = kSlotInline;
+  // ring_crc_bytes: a longer payload's CRC covers its first crc_bytes only
+  // (the kind says how much, so the reader needs no setting of its own).
+  const size_t covered = crc_bytes > 0 && length > crc_bytes ? crc_bytes : length;
+  header->kind = covered < length ? prefix_kind(covered) : kSlotInline;
   // ring_slot_copy: the checksum, then the copy, in pieces (the default);
   // both in one pass; or (diagnostic) the copy alone.
   auto copy = [this](uint32_t c, std::byte* to, const std::byte* from, size_t n) {
@@ -132,18 +135,26 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
     }
     return crc32c_then_copy(c, to, from, n);
   };
+  // Bytes [at, at + n): the part below `covered` checksummed.
+  auto copy_range = [&](uint32_t c, size_t at, size_t n) {
+    const size_t checked = at < covered ? std::min(n, covered - at) : 0;
+    if (checked > 0) c = copy(c, payload + at, message.data() + at, checked);
+    if (n > checked)
+      std::memcpy(payload + at + checked, message.data() + at + checked, n - checked);
+    return c;
+  };
   if (layout.mode() == RingMode::safe && length > chunk_bytes) {
     const uint64_t tag = (seq & 0xffffffffu) << 32;
     size_t done = 0;
     while (done < length) {
       const size_t n = std::min(chunk_bytes, length - done);
-      crc = copy(crc, payload + done, message.data() + done, n);
+      crc = copy_range(crc, done, n);
       done += n;
       if (done < length) lane_header->progress.store(tag | done, std::memory_order_release);
     }
     ++lane.chunked;
   } else if (length > 0) {
-    crc = copy(0, payload, message.data(), length);
+    crc = copy_range(0, 0, length);
   }
   header->crc = crc;
   const uint64_t guard = ~seq;

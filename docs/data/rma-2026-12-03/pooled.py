@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pools every repeat of each variant over the runs of ab.sh directories
 (only runs in the slow state, p2p 256 KiB one-way >= 15 us, or only the fast
-with --fast): median [95% percentile-bootstrap CI, 2000 resamples] of
+with --fast; runs that changed state, by their 64 B cells, are left out): median [95% percentile-bootstrap CI, 2000 resamples] of
 ring-safe and p2p one-way mean and goodput, and the ratio of the medians.
 usage: pooled.py [--fast] [--background] DIR..."""
 import collections, glob, os, random, re, statistics, sys, zlib
@@ -28,8 +28,15 @@ for d in args:
             mode, b, metric, payload, rep, value = line.split("\t")
             if b == bg:
                 cells[(mode, metric, int(payload))].append(float(value))
+        # The state: fast when p2p's 256 KiB one-way (the run's last cell)
+        # is under 15 us; a run with 64 B cells counts only if its first
+        # cell (ring-safe 64 B, under 0.3 us when fast) and p2p's 64 B say
+        # the same state (else it changed during the run).
         big = cells.get(("p2p", "oneway_mean_us", 262144))
         if not big or (statistics.median(big) < 15) != fast:
+            continue
+        small = [cells.get((m, "oneway_mean_us", 64)) for m in ("safe", "p2p")]
+        if all(small) and any((statistics.median(v) < 0.3) != fast for v in small):
             continue
         runs[variant] += 1
         for k, v in cells.items():

@@ -311,5 +311,56 @@ TEST(RingSlotCopy, OnePassAndUncheckedArriveExact) {
   }
 }
 
+// ring_crc_bytes: a payload longer than it carries the CRC of its first
+// ring_crc_bytes only (kind kSlotInlinePrefix says how much). A flipped
+// byte inside the covered part is corrupt; one beyond it is not seen (the
+// narrowing, docs/rma.md "Large messages"); with ring_crc_bytes=0 it is; a
+// kind that claims a coverage the length does not allow is corrupt.
+TEST(RingCrcBytes, ALongPayloadIsCheckedOverItsFirstBytes) {
+  params::ScopedSet chunk("ring_chunk_bytes", "4096");
+  for (const char* limit : {"4096", "0"}) {
+    SCOPED_TRACE(limit);
+    params::ScopedSet crc_bytes("ring_crc_bytes", limit);
+    const bool narrowed = std::string(limit) != "0";
+    OfferRig rig;
+    RingEndpoint& r = rig.reader();
+    std::vector<std::byte> out(kOfferCapacity);
+    auto slot = [&](uint64_t seq) { return r.local_memory() + r.layout().slot_offset(0, seq); };
+    const auto m1 = offer_payload(1, 10000);
+    ASSERT_TRUE(rig.writer().try_send(1, m1));
+    const auto* h = reinterpret_cast<const SlotHeader*>(slot(1));
+    EXPECT_EQ(h->kind, narrowed ? prefix_kind(4096) : kSlotInline);
+    EXPECT_EQ(h->crc, crc32c_extend(0, m1.data(), narrowed ? 4096 : 10000));
+    ASSERT_EQ(rig.recv(out), 10000u);
+    EXPECT_TRUE(std::equal(m1.begin(), m1.end(), out.begin()));
+    // A flipped byte inside the covered part.
+    ASSERT_TRUE(rig.writer().try_send(1, offer_payload(2, 10000)));
+    slot(2)[kSlotHeader + 4000] ^= std::byte{0x08};
+    EXPECT_FALSE(r.try_recv(0, out).has_value());
+    EXPECT_EQ(rig.counters(1).corrupt, 1u);
+    slot(2)[kSlotHeader + 4000] ^= std::byte{0x08};
+    ASSERT_EQ(rig.recv(out), 10000u);
+    // One beyond it: seen only with the whole payload covered.
+    ASSERT_TRUE(rig.writer().try_send(1, offer_payload(3, 10000)));
+    slot(3)[kSlotHeader + 9000] ^= std::byte{0x08};
+    EXPECT_EQ(r.try_recv(0, out).has_value(), narrowed);
+    EXPECT_EQ(rig.counters(1).corrupt, narrowed ? 1u : 2u);
+    if (!narrowed) {
+      slot(3)[kSlotHeader + 9000] ^= std::byte{0x08};
+      ASSERT_EQ(rig.recv(out), 10000u);
+    } else {
+      EXPECT_EQ(std::to_integer<int>(out[9000]),
+                std::to_integer<int>(offer_payload(3, 10000)[9000] ^ std::byte{0x08}));
+    }
+    // A coverage the length does not allow.
+    ASSERT_TRUE(rig.writer().try_send(1, offer_payload(4, 1000)));
+    auto* h4 = reinterpret_cast<SlotHeader*>(slot(4));
+    h4->kind = prefix_kind(1024);
+    EXPECT_FALSE(r.try_recv(0, out).has_value());
+    EXPECT_EQ(rig.counters(1).corrupt, narrowed ? 2u : 3u);
+    EXPECT_EQ(rig.counters(1).delivered, 3u);
+  }
+}
+
 }  // namespace
 }  // namespace grove::rma
