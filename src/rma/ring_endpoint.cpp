@@ -29,7 +29,7 @@ const params::BytesParam ring_direct_bytes{
     "\"Large messages\")"};
 
 const params::BytesParam ring_chunk_bytes{
-    "ring_chunk_bytes", 8192, 256, uint64_t{1} << 30,
+    "ring_chunk_bytes", 16384, 256, uint64_t{1} << 30,
     "safe ring lanes: a message longer than this is written into its slot in chunks of this "
     "size, each published at once, so the reader copies one chunk while the next is written"};
 

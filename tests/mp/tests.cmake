@@ -598,8 +598,8 @@ foreach(n 2 3 5 8)
                        FAIL_REGULAR_EXPRESSION "FAILED;finalize barrier failed;exited with code")
 endforeach()
 # How the large case's messages went, per run: through mappings every
-# message stays in its slot (safe mode chunks the four above 8 KiB), whatever
-# ring_direct_bytes says; through UCX's put/get (rma_direct=false) those
+# message stays in its slot (safe mode chunks the four above 8 KiB where
+# ring_chunk_bytes is set so below), whatever ring_direct_bytes says; through UCX's put/get (rma_direct=false) those
 # above ring_direct_bytes go by descriptor (two above 64 KiB, four above 4 KiB).
 add_test(NAME rma.ring.through_ucx
          COMMAND ${GROVE_EXPECT} 0 --match "ring ok: 3 ranks"
@@ -621,6 +621,7 @@ foreach(n 2 3)
                    --absent "FAILED|finalize barrier failed|exited with code"
                    -- ${GROVE_TOOL} run -n ${n} --param wait_policy=block
                    --param ring_direct_bytes=4096 --param ring_single_copy_bytes=0
+                   --param ring_chunk_bytes=8192
                    $<TARGET_FILE:mp_ring>)
   set_tests_properties(rma.ring.direct.n${n} PROPERTIES TIMEOUT 300)
 endforeach()
@@ -692,7 +693,7 @@ endforeach()
 set_tests_properties(rma.ring.errors rma.ring.mismatch rma.ring.zero_depth PROPERTIES TIMEOUT 60)
 # `grove rma-bench` runs end to end with tiny settings (no timing is checked),
 # ring payloads below, at and above ring_direct_bytes: through mappings in
-# the slots (chunked above 8 KiB in safe mode), through UCX's put/get by
+# the slots (chunked above 16 KiB in safe mode), through UCX's put/get by
 # descriptor above it.
 add_test(NAME bench.rma_bench.tiny
          COMMAND ${GROVE_EXPECT} 0 --match "ring_direct_bytes 4KiB"
@@ -705,6 +706,7 @@ add_test(NAME bench.rma_bench.tiny
                  --match "raw +64 goodput_msgps +[0-9]"
                  --match "safe +64 goodput_msgps +[0-9]"
                  -- ${GROVE_TOOL} run -n 3 --param wait_policy=block --param ring_direct_bytes=4KiB
+                 --param ring_chunk_bytes=8KiB
                  ${GROVE_TOOL} rma-bench --sizes 16KiB,64,4KiB --repeats 2 --pingpongs 3
                  --stream-bytes 32KiB --background)
 add_test(NAME bench.rma_bench.tiny_through_ucx

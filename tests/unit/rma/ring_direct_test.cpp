@@ -131,7 +131,7 @@ TEST(RingDirectLayout, SmallSlotsAndAStagingAreaOnTheWriter) {
 // through put/get: exact bytes, and the slot and the counters say which
 // path each message took. Through a mapping the lane is not direct: every
 // message is in its slot, and safe mode copies those above ring_chunk_bytes
-// (8 KiB) chunk by chunk. Through put/get those above the threshold go by
+// (16 KiB) chunk by chunk. Through put/get those above the threshold go by
 // descriptor.
 TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
   const std::vector<size_t> sizes{64, 4095, 4096, 4097, 32768, 65536 + 9, kCapacity};
@@ -169,7 +169,7 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
       EXPECT_EQ(c.delivered, sizes.size());
       EXPECT_EQ(c.lost, 0u);
       EXPECT_EQ(c.corrupt, 0u);
-      // 32768, 65545 and 262144 B are above the 8 KiB chunk; 4097 and up
+      // 32768, 65545 and 262144 B are above the 16 KiB chunk; 4097 and up
       // above the threshold.
       const LaneCounters w = rig.out();
       EXPECT_EQ(w.sent, sizes.size());
@@ -190,7 +190,7 @@ TEST(RingDirect, AMappedLaneKeepsLargeMessagesInItsSlots) {
   EXPECT_EQ(layout.region_bytes(0), sizeof(CreditLine));
   EXPECT_EQ(layout.region_bytes(1), sizeof(LaneHeader) + 2 * slot_stride(kCapacity));
   EXPECT_EQ(rig.reader().layout().encode(), layout.encode());
-  // Message 1 half written: the writer published two 8 KiB chunks of it.
+  // Message 1 partly written: the writer published its first 16 KiB.
   const auto body = direct_message(1, 100000);
   std::byte* slot = rig.slot(1);
   auto* header = reinterpret_cast<SlotHeader*>(slot);
