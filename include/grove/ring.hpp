@@ -30,7 +30,7 @@
 // slot carries a descriptor; the reader fetches the payload with one get straight into the receive
 // buffer. A slot that fails its checks (guard, length, descriptor, CRC-32C) is counted `corrupt`
 // and read again later. Between ranks of one host the CRC covers a payload's first
-// ring_crc_bytes (8 KiB; 0: all of it), so a longer one is checked there and by its guard
+// ring_crc_bytes (2 KiB; 0: all of it), so a longer one is checked there and by its guard
 // and length only (docs/rma.md "Checksum coverage"). In safe mode a slot holding a later message
 // than expected (the writer lapped the reader) is an error. docs/rma.md has the protocol, its costs
 // and measurements.

@@ -320,6 +320,19 @@ uint32_t crc32c_copy(uint32_t crc, void* dst, const void* src, size_t length) {
 // Pieces of the two-pass copies: well inside a 32 KiB first-level cache.
 constexpr size_t kPassPiece = 8192;
 
+uint32_t crc32c_prefix_then_copy(uint32_t crc, void* dst, const void* src, size_t length,
+                                 size_t checked) {
+  crc = crc32c_extend(crc, src, std::min(checked, length));
+  std::memcpy(dst, src, length);
+  return crc;
+}
+
+uint32_t copy_then_crc32c_prefix(uint32_t crc, void* dst, const void* src, size_t length,
+                                 size_t checked) {
+  std::memcpy(dst, src, length);
+  return crc32c_extend(crc, dst, std::min(checked, length));
+}
+
 uint32_t crc32c_then_copy(uint32_t crc, void* dst, const void* src, size_t length) {
   auto* out = static_cast<unsigned char*>(dst);
   const auto* in = static_cast<const unsigned char*>(src);

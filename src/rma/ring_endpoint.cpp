@@ -43,13 +43,12 @@ const params::ChoiceParam ring_slot_copy{
     "and the length; every rank must use the same value)"};
 
 const params::BytesParam ring_crc_bytes{
-    "ring_crc_bytes", 8192, 0, uint64_t{1} << 30,
+    "ring_crc_bytes", 2048, 0, uint64_t{1} << 30,
     "ring slots written through a mapping (same host): the payload CRC-32C covers a message's "
     "first this many bytes (rounded down to a multiple of 64; 0: the whole payload). Longer "
     "payloads are checked there and by their guard and length only: a full CRC pass on each "
-    "side made the ring lose to point-to-point from 32 KiB in the machine's fast copy state; "
-    "below 8 KiB a partial CRC measured slower than the whole (docs/rma.md \"Checksum "
-    "coverage\")"};
+    "side made the ring lose to point-to-point in the machine's fast copy state at 4-8 KiB and "
+    "from 32 KiB (docs/rma.md \"Checksum coverage\")"};
 
 const params::BytesParam ring_single_copy_bytes{
     "ring_single_copy_bytes", 0, 0, uint64_t{1} << 30,

@@ -91,6 +91,9 @@ uint32_t RingEndpoint::State::copy_out_covered(uint32_t crc, std::byte* to,
                                                const std::byte* payload, size_t at, size_t n,
                                                size_t covered) const {
   const size_t checked = at < covered ? std::min(n, covered - at) : 0;
+  // Partly covered: the whole range in one copy (copy_then_crc32c_prefix).
+  if (checked > 0 && checked < n && slot_copy == SlotCopy::two_pass)
+    return copy_then_crc32c_prefix(crc, to + at, payload + at, n, checked);
   if (checked > 0) crc = copy_out(crc, to + at, payload + at, checked);
   if (n > checked) std::memcpy(to + at + checked, payload + at + checked, n - checked);
   return crc;

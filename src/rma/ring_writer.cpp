@@ -138,6 +138,9 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   // Bytes [at, at + n): the part below `covered` checksummed.
   auto copy_range = [&](uint32_t c, size_t at, size_t n) {
     const size_t checked = at < covered ? std::min(n, covered - at) : 0;
+    // Partly covered: the whole range in one copy (crc32c_prefix_then_copy).
+    if (checked > 0 && checked < n && slot_copy == SlotCopy::two_pass)
+      return crc32c_prefix_then_copy(c, payload + at, message.data() + at, n, checked);
     if (checked > 0) c = copy(c, payload + at, message.data() + at, checked);
     if (n > checked)
       std::memcpy(payload + at + checked, message.data() + at + checked, n - checked);

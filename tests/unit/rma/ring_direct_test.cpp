@@ -149,10 +149,10 @@ TEST(RingDirect, ExactBytesOnBothSidesOfTheThreshold) {
         ASSERT_TRUE(rig.writer().try_send(1, direct_message(seq, length)));
         rig.settle();
         const auto* header = reinterpret_cast<const SlotHeader*>(rig.slot(seq));
-        // Through a mapping the CRC of a payload above ring_crc_bytes (8 KiB
-        // by default) covers its first 8 KiB (kSlotInlinePrefix).
+        // Through a mapping the CRC of a payload above ring_crc_bytes (2 KiB
+        // by default) covers its first 2 KiB (kSlotInlinePrefix).
         EXPECT_EQ(header->kind, !mapped && length > kThreshold ? kSlotDescriptor
-                                : mapped && length > 8192      ? prefix_kind(8192)
+                                : mapped && length > 2048      ? prefix_kind(2048)
                                                                : kSlotInline)
             << length;
         EXPECT_EQ(header->len, length);
@@ -196,8 +196,8 @@ TEST(RingDirect, AMappedLaneKeepsLargeMessagesInItsSlots) {
   auto* header = reinterpret_cast<SlotHeader*>(slot);
   header->len = body.size();
   // As the writer does before its first chunk: the CRC covers the first
-  // ring_crc_bytes (8 KiB by default).
-  header->kind = prefix_kind(8192);
+  // ring_crc_bytes (2 KiB by default).
+  header->kind = prefix_kind(2048);
   std::memcpy(slot + kSlotHeader, body.data(), 16384);
   auto* lane_header = reinterpret_cast<LaneHeader*>(rig.reader().local_memory() +
                                                     rig.reader().layout().inbox_offset(0));

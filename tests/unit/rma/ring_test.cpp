@@ -220,6 +220,34 @@ TEST(Crc32c, TwoPassCopiesMatchTheOnePassCopy) {
   }
 }
 
+// The prefix forms (a payload whose CRC covers its first bytes only): every
+// byte copied, none past the end, and the CRC of exactly the first
+// `checked` bytes, with a CRC carried in; `checked` above the length
+// checks the whole.
+TEST(Crc32c, PrefixCopiesChecksumTheirFirstBytesAndCopyAll) {
+  std::vector<std::byte> data(40000);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::byte>((i * 2246822519u) >> 11);
+  const std::pair<size_t, size_t> cases[] = {{4096, 2048},  {6144, 2048}, {8192 + 3, 2048},
+                                             {16384, 4096}, {30000, 1},   {100, 200}};
+  for (const auto& [length, checked] : cases) {
+    for (uint32_t carried : {0u, 0x1234567u}) {
+      const uint32_t want =
+          crc32c_extend_by(Crc32cPath::table, carried, data.data(), std::min(length, checked));
+      std::vector<std::byte> a(length + 1, std::byte{0x5a}), b(length + 1, std::byte{0x5a});
+      EXPECT_EQ(crc32c_prefix_then_copy(carried, a.data(), data.data(), length, checked), want)
+          << length;
+      EXPECT_EQ(copy_then_crc32c_prefix(carried, b.data(), data.data(), length, checked), want)
+          << length;
+      const auto end = data.begin() + static_cast<ptrdiff_t>(length);
+      EXPECT_TRUE(std::equal(data.begin(), end, a.begin())) << length;
+      EXPECT_TRUE(std::equal(data.begin(), end, b.begin())) << length;
+      EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
+      EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+    }
+  }
+}
+
 class RingPaths : public ::testing::TestWithParam<bool> {};
 
 // Safe mode: `depth` messages fit; the next finds the lane full (one wait,
