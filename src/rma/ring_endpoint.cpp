@@ -37,8 +37,9 @@ const params::ChoiceParam ring_slot_copy{
     "ring_slot_copy",
     "two_pass",
     {"two_pass", "one_pass", "unchecked"},
-    "how a ring slot's payload is copied and checksummed (CRC-32C) on both sides: two_pass "
-    "(checksum, then copy, in 8 KiB pieces), one_pass (both at once), or unchecked (a diagnostic "
+    "how a ring slot's payload is copied and checksummed (CRC-32C) on both sides "
+    "(rma/slot_copy.hpp): two_pass (checksum and copy as two passes), one_pass (both at once), "
+    "or unchecked (a diagnostic "
     "for measuring the checksum's share: no payload CRC is written or checked, only the guard "
     "and the length; every rank must use the same value)"};
 
@@ -479,44 +480,60 @@ bool RingEndpoint::try_send(int dst, std::span<const std::byte> message) {
   return s.try_send(s.out_lane(dst, "send"), message);
 }
 
-// A message offered for a single copy (ring_single_copy.cpp): first the
-// credit of its slot (the fallback needs it; counted in `waits` as any
-// send's), then the reader's credit of it, or its decline, or the end of
-// ring_single_copy_wait_us (then the slot). Both waits sleep on the credit
-// line's word, which the reader's credit and its decline wake.
-void RingEndpoint::State::send_single_copy(OutLane& lane, std::span<const std::byte> message) {
+namespace {
+
+// A send's wait on the lane's credit line (the reader's credits and its
+// declines of an offer wake it) until `ready`; `what` names the send if the
+// wait fails.
+template <class Ready>
+void wait_on_credits(RingEndpoint::State& s, OutLane& lane, Ready& ready,
+                     FunctionRef<std::string()> what) {
   std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
   SleepCounts* const sleeps[] = {&lane.sleeps};
   const int peers[] = {lane.spec.dst};
-  auto what = [&] {
-    return fmt::format("rank {}: {}: send of message {}", rank(), lane_name(lane.spec),
-                       lane.sent + 1);
-  };
-  auto detail = [&] {
+  ring_wait(s, ready, flags, sleeps, peers, lane.mapped == nullptr, what, [&] {
     return fmt::format("the reader has consumed {} of {} messages sent", lane.acked, lane.sent);
-  };
-  if (!try_offer(lane, message)) {
-    const auto begin = std::chrono::steady_clock::now();
-    auto offered = [&] { return try_offer(lane, message); };
-    try {
-      ring_wait(*this, offered, flags, sleeps, peers, false, what, detail);
-    } catch (...) {
-      lane.wait_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      throw;
-    }
+  });
+}
+
+// A send of message lane.sent + 1 that found the lane full: waits until
+// `sent` (the send's next attempt) succeeds; the time goes to wait_seconds.
+template <class Sent>
+void wait_to_send(RingEndpoint::State& s, OutLane& lane, Sent& sent) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto record = [&] {
     lane.wait_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  };
+  try {
+    wait_on_credits(s, lane, sent, [&] {
+      return fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
+                         lane.sent + 1);
+    });
+  } catch (...) {
+    record();
+    throw;
   }
+  record();
+}
+
+}  // namespace
+
+// A message offered for a single copy (ring_single_copy.cpp): first the
+// credit of its slot (the fallback needs it; counted in `waits` as any
+// send's), then the reader's credit of it, or its decline, or the end of
+// ring_single_copy_wait_us (then the slot).
+void RingEndpoint::State::send_single_copy(OutLane& lane, std::span<const std::byte> message) {
+  auto offered = [&] { return try_offer(lane, message); };
+  if (!offered()) wait_to_send(*this, lane, offered);
   const auto deadline = std::chrono::steady_clock::now() + single_copy_wait;
   auto settled = [&] { return offer_settled(lane, message, deadline); };
   if (settled()) return;
-  auto what_taken = [&] {
-    return fmt::format("rank {}: {}: send of message {} (offered for a single copy)", rank(),
-                       lane_name(lane.spec), lane.offered);
-  };
   try {
-    ring_wait(*this, settled, flags, sleeps, peers, false, what_taken, detail);
+    wait_on_credits(*this, lane, settled, [&] {
+      return fmt::format("rank {}: {}: send of message {} (offered for a single copy)", rank(),
+                         lane_name(lane.spec), lane.offered);
+    });
   } catch (const Error& error) {
     abandon_offer(lane, error);
     if (broken) throw *broken;
@@ -537,32 +554,8 @@ void RingEndpoint::send(int dst, std::span<const std::byte> message) {
       return;
     }
   }
-  if (s.try_send(lane, message)) return;
-  const auto begin = std::chrono::steady_clock::now();
-  auto record = [&] {
-    lane.wait_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  };
   auto sent = [&] { return s.try_send(lane, message); };
-  std::atomic<uint32_t>* const flags[] = {&lane.credit->writer_sleeping};
-  SleepCounts* const sleeps[] = {&lane.sleeps};
-  const int peers[] = {dst};
-  try {
-    ring_wait(
-        s, sent, flags, sleeps, peers, lane.mapped == nullptr,
-        [&] {
-          return fmt::format("rank {}: {}: send of message {}", s.rank(), s.lane_name(lane.spec),
-                             lane.sent + 1);
-        },
-        [&] {
-          return fmt::format("the reader has consumed {} of {} messages sent", lane.acked,
-                             lane.sent);
-        });
-  } catch (...) {
-    record();
-    throw;
-  }
-  record();
+  if (!sent()) wait_to_send(s, lane, sent);
 }
 
 std::optional<size_t> RingEndpoint::try_recv(int src, std::span<std::byte> out) {

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "rma/crc32c.hpp"
 #include "rma/ring_state.hpp"
 #include "sched/handshake_fence.hpp"
 
@@ -69,36 +68,6 @@ void RingEndpoint::State::ack_done(void* context, const Status& status) {
   if (status.ok && lane->owner != nullptr) lane->owner->send_credit(*lane);
 }
 
-// A slot's payload into the receive buffer and its checksum
-// (ring_slot_copy, as the writer's write_mapped): the copy, then the
-// checksum of what was received, in pieces (the default); both in one pass;
-// or (diagnostic) the copy alone.
-uint32_t RingEndpoint::State::copy_out(uint32_t crc, std::byte* to, const std::byte* from,
-                                       size_t n) const {
-  switch (slot_copy) {
-    case SlotCopy::one_pass:
-      return crc32c_copy(crc, to, from, n);
-    case SlotCopy::unchecked:
-      std::memcpy(to, from, n);
-      return 0;
-    case SlotCopy::two_pass:
-      break;
-  }
-  return copy_then_crc32c(crc, to, from, n);
-}
-
-uint32_t RingEndpoint::State::copy_out_covered(uint32_t crc, std::byte* to,
-                                               const std::byte* payload, size_t at, size_t n,
-                                               size_t covered) const {
-  const size_t checked = at < covered ? std::min(n, covered - at) : 0;
-  // Partly covered: the whole range in one copy (copy_then_crc32c_prefix).
-  if (checked > 0 && checked < n && slot_copy == SlotCopy::two_pass)
-    return copy_then_crc32c_prefix(crc, to + at, payload + at, n, checked);
-  if (checked > 0) crc = copy_out(crc, to + at, payload + at, checked);
-  if (n > checked) std::memcpy(to + at + checked, payload + at + checked, n - checked);
-  return crc;
-}
-
 std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byte> out,
                                                 bool partial) {
   const uint64_t start = lane.expected;
@@ -150,10 +119,11 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
       uint32_t crc;
       if (lane.partial_seq == e && lane.partial_out == out.data() &&
           lane.partial_copied <= length) {
-        crc = copy_out_covered(lane.partial_crc, out.data(), payload, lane.partial_copied,
-                               length - lane.partial_copied, *covered);
+        crc = copy_from_slot(slot_copy, lane.partial_crc, out.data(), payload, lane.partial_copied,
+                             length - lane.partial_copied, *covered);
       } else {
-        crc = length > 0 ? copy_out_covered(0, out.data(), payload, 0, length, *covered) : 0;
+        crc =
+            length > 0 ? copy_from_slot(slot_copy, 0, out.data(), payload, 0, length, *covered) : 0;
       }
       uint64_t guard;
       std::memcpy(&guard, payload + round8(length), sizeof(guard));
@@ -220,8 +190,8 @@ std::optional<size_t> RingEndpoint::State::poll(InLane& lane, std::span<std::byt
           }
           if (available > lane.partial_copied) {
             lane.partial_crc =
-                copy_out_covered(lane.partial_crc, out.data(), payload, lane.partial_copied,
-                                 available - lane.partial_copied, *covered);
+                copy_from_slot(slot_copy, lane.partial_crc, out.data(), payload,
+                               lane.partial_copied, available - lane.partial_copied, *covered);
             lane.partial_copied = available;
             ++chunks_copied;
           }

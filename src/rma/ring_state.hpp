@@ -10,6 +10,7 @@
 
 #include "coll/shm/cma.hpp"
 #include "rma/ring_endpoint.hpp"
+#include "rma/slot_copy.hpp"
 
 namespace grove::rma {
 
@@ -42,13 +43,6 @@ struct SleepCounts {
   uint64_t slept = 0;      // waits that set their sleeping word and slept
   uint64_t timed_out = 0;  // sleeps that ran out their time limit
 };
-
-// How a slot's payload is copied and checksummed (ring_slot_copy): the
-// checksum and the copy in two passes over 8 KiB pieces, or in one pass
-// (crc32c_copy), or (a diagnostic, to measure the checksum's share) not
-// checksummed at all: the writer stores CRC 0 and the reader checks only the
-// guard and the length.
-enum class SlotCopy : uint8_t { two_pass, one_pass, unchecked };
 
 struct OutLane {
   int lane = -1;
@@ -207,11 +201,6 @@ struct RingEndpoint::State {
   // before it is complete (recv from one lane, not recv_any).
   std::optional<size_t> poll(InLane& lane, std::span<std::byte> out, bool partial);
   void deliver(InLane& lane, uint64_t expected_before);
-  uint32_t copy_out(uint32_t crc, std::byte* to, const std::byte* from, size_t n) const;
-  // Bytes [at, at + n) of a slot payload into `to` (the receive buffer),
-  // the CRC extended over those below `covered` only.
-  uint32_t copy_out_covered(uint32_t crc, std::byte* to, const std::byte* payload, size_t at,
-                            size_t n, size_t covered) const;
   // A descriptor slot for message e (ring_fetch.cpp): validates it, fetches
   // the payload into `out` and checks it. The length, or nothing (counted
   // corrupt, or, raw mode, overwritten while fetched: `overwritten` set).

@@ -121,30 +121,8 @@ void RingEndpoint::State::write_mapped(OutLane& lane, uint64_t seq,
   // (the kind says how much, so the reader needs no setting of its own).
   const size_t covered = crc_bytes > 0 && length > crc_bytes ? crc_bytes : length;
   header->kind = covered < length ? prefix_kind(covered) : kSlotInline;
-  // ring_slot_copy: the checksum, then the copy, in pieces (the default);
-  // both in one pass; or (diagnostic) the copy alone.
-  auto copy = [this](uint32_t c, std::byte* to, const std::byte* from, size_t n) {
-    switch (slot_copy) {
-      case SlotCopy::one_pass:
-        return crc32c_copy(c, to, from, n);
-      case SlotCopy::unchecked:
-        std::memcpy(to, from, n);
-        return uint32_t{0};
-      case SlotCopy::two_pass:
-        break;
-    }
-    return crc32c_then_copy(c, to, from, n);
-  };
-  // Bytes [at, at + n): the part below `covered` checksummed.
   auto copy_range = [&](uint32_t c, size_t at, size_t n) {
-    const size_t checked = at < covered ? std::min(n, covered - at) : 0;
-    // Partly covered: the whole range in one copy (crc32c_prefix_then_copy).
-    if (checked > 0 && checked < n && slot_copy == SlotCopy::two_pass)
-      return crc32c_prefix_then_copy(c, payload + at, message.data() + at, n, checked);
-    if (checked > 0) c = copy(c, payload + at, message.data() + at, checked);
-    if (n > checked)
-      std::memcpy(payload + at + checked, message.data() + at + checked, n - checked);
-    return c;
+    return copy_into_slot(slot_copy, c, payload, message.data(), at, n, covered);
   };
   if (layout.mode() == RingMode::safe && length > chunk_bytes) {
     const uint64_t tag = (seq & 0xffffffffu) << 32;

@@ -12,6 +12,7 @@
 #include "core/params.hpp"
 #include "rma/crc32c.hpp"
 #include "rma/ring_endpoint.hpp"
+#include "rma/slot_copy.hpp"
 #include "support/memory_world.hpp"
 #include "support/world_group.hpp"
 
@@ -244,6 +245,48 @@ TEST(Crc32c, PrefixCopiesChecksumTheirFirstBytesAndCopyAll) {
       EXPECT_TRUE(std::equal(data.begin(), end, b.begin())) << length;
       EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
       EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+    }
+  }
+}
+
+// Both sides of a slot copy, in every ring_slot_copy mode, over a message
+// split into chunks as the writer and a partial reader split it: exact
+// bytes inside each range and none outside, and the CRC both sides carry
+// is that of exactly the message's first `covered` bytes (0 unchecked).
+TEST(SlotCopy, BothSidesCopyEveryByteAndChecksumTheCoveredPrefix) {
+  std::vector<std::byte> message(50000);
+  for (size_t i = 0; i < message.size(); ++i)
+    message[i] = static_cast<std::byte>((i * 2654435761u) >> 17);
+  struct Case {
+    size_t length, chunk, covered;
+  };
+  const Case cases[] = {{4096, 4096, 4096},   {4096, 4096, 2048},    {6000, 6000, 2048},
+                        {40000, 16384, 2048}, {40000, 16384, 20000}, {40000, 8192, 40000},
+                        {300, 100, 64}};
+  for (SlotCopy mode : {SlotCopy::two_pass, SlotCopy::one_pass, SlotCopy::unchecked}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message()
+                   << "mode " << static_cast<int>(mode) << " length " << c.length << " chunk "
+                   << c.chunk << " covered " << c.covered);
+      std::vector<std::byte> slot(c.length + 8, std::byte{0x11});
+      std::vector<std::byte> out(c.length + 8, std::byte{0x22});
+      uint32_t written = 0x55aa55aau, read = 0x55aa55aau;
+      for (size_t at = 0; at < c.length; at += c.chunk) {
+        const size_t n = std::min(c.chunk, c.length - at);
+        written = copy_into_slot(mode, written, slot.data(), message.data(), at, n, c.covered);
+        read = copy_from_slot(mode, read, out.data(), slot.data(), at, n, c.covered);
+      }
+      const uint32_t want =
+          mode == SlotCopy::unchecked
+              ? 0
+              : crc32c_extend_by(Crc32cPath::table, 0x55aa55aau, message.data(), c.covered);
+      EXPECT_EQ(written, want);
+      EXPECT_EQ(read, want);
+      const auto end = message.begin() + static_cast<ptrdiff_t>(c.length);
+      EXPECT_TRUE(std::equal(message.begin(), end, slot.begin()));
+      EXPECT_TRUE(std::equal(message.begin(), end, out.begin()));
+      EXPECT_EQ(slot[c.length], std::byte{0x11}) << "written past the range";
+      EXPECT_EQ(out[c.length], std::byte{0x22}) << "written past the range";
     }
   }
 }
