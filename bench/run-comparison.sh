@@ -10,7 +10,10 @@
 # Settings (environment): RANKS ("2 4 8"), COLLS (the issue's seven; those
 # grove does not have yet are left out and listed), SIZES (1:1MiB),
 # CADENCES ("isolated barrier-after": grove's loop, a barrier before each
-# call, into nN.tsv; OSU's, a barrier after it, into nN-osu.tsv), ROUNDS (3),
+# call, into nN.tsv; OSU's, a barrier after it, into nN-osu.tsv), ROUNDS (5:
+# every round is a new job per library, and a 1 MiB cell's median moves by
+# up to 1.6x from job to job while it holds within a few % inside one, as
+# the memory a job draws is faster or slower to copy: docs/results.md, Method),
 # CELL_TIME (0.3 s per cell over all rounds),
 # MAX_ITERS (600 calls per cell over all rounds),
 # BUILD_DIR (build-release, configured as Release), RESULTS_DIR
@@ -20,7 +23,8 @@
 # (1,64,4096,65536,1MiB), POLICY_ROUNDS (2); POLICIES=0 skips it.
 # Then every library quiet and beside a background load (nice-busy,daemon)
 # at BACKGROUND_RANKS ("2 4") on the policy grid's collectives and sizes
-# plus alltoall, into bg-nN.tsv; BACKGROUND=0 skips it.
+# plus alltoall, into bg-nN.tsv, over BACKGROUND_ROUNDS (4); BACKGROUND=0
+# skips it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +32,7 @@ ranks=${RANKS:-"2 4 8"}
 colls=${COLLS:-bcast,scatter,gather,allgather,alltoall,barrier,allreduce}
 sizes=${SIZES:-1:1MiB}
 cadences=${CADENCES:-${CADENCE:-isolated barrier-after}}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 cell_time=${CELL_TIME:-0.3}
 # Bounds the samples per cell (over all rounds): the bootstrap CIs cost
 # 2000 resamples of every cell, so 10,000-sample cells make the summary slow.
@@ -44,6 +48,7 @@ policy_rounds=${POLICY_ROUNDS:-2}
 policies=${POLICIES:-1}
 background=${BACKGROUND:-1}
 background_ranks=${BACKGROUND_RANKS:-"2 4"}
+background_rounds=${BACKGROUND_ROUNDS:-4}
 background_colls=${BACKGROUND_COLLS:-bcast,allreduce,alltoall}
 # The TSV of a cadence: grove's own loop keeps the historical name.
 tsv_name() { if [ "$2" = isolated ]; then echo "n$1.tsv"; else echo "n$1-osu.tsv"; fi; }
@@ -101,7 +106,7 @@ if [ $measure = 1 ]; then
       echo "run-comparison.sh: N=$n, quiet and beside nice-busy,daemon" >&2
       "$grove" bench --peers openmpi,mpich --background nice-busy,daemon -n "$n" --algo auto \
         --coll "$background_colls" --sizes "$policy_sizes" --cadence isolated \
-        --rounds "$policy_rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
+        --rounds "$background_rounds" --cell-time "$cell_time" --max-iters "$max_iters" \
         --tsv "$results/bg-n$n.tsv" > "$results/bg-n$n.txt"
     done
   fi
@@ -114,7 +119,7 @@ if [ $measure = 1 ]; then
     echo "compiler: $(c++ --version | head -1)"
     echo "load average at the end (other work on the machine disturbs the numbers): $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "build: $(grep -s '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt" | cut -d= -f2)"
-    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCES=\"$cadences\" ROUNDS=$rounds CELL_TIME=$cell_time MAX_ITERS=$max_iters POLICIES=$policies BACKGROUND=$background bench/run-comparison.sh"
+    echo "command: RANKS=\"$ranks\" COLLS=$colls SIZES=$sizes CADENCES=\"$cadences\" ROUNDS=$rounds CELL_TIME=$cell_time MAX_ITERS=$max_iters POLICIES=$policies BACKGROUND=$background BACKGROUND_ROUNDS=$background_rounds bench/run-comparison.sh"
     for cadence in $cadences; do
       for n in $ranks; do
         echo "run: grove bench --peers $peers -n $n --algo auto --coll $list --sizes $sizes --cadence $cadence --rounds $rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/$(tsv_name "$n" "$cadence")"
@@ -127,7 +132,7 @@ if [ $measure = 1 ]; then
     fi
     if [ "$background" = 1 ]; then
       for n in $background_ranks; do
-        echo "run: grove bench --peers openmpi,mpich --background nice-busy,daemon -n $n --algo auto --coll $background_colls --sizes $policy_sizes --cadence isolated --rounds $policy_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/bg-n$n.tsv"
+        echo "run: grove bench --peers openmpi,mpich --background nice-busy,daemon -n $n --algo auto --coll $background_colls --sizes $policy_sizes --cadence isolated --rounds $background_rounds --cell-time $cell_time --max-iters $max_iters --tsv bench/results/bg-n$n.tsv"
       done
     fi
   } > "$results/machine.txt"
@@ -171,6 +176,10 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
   echo
   echo "- Each N runs grove and each peer as separate jobs in interleaved rounds (grove, openmpi,"
   echo "  mpich, gloo, grove, ...), so drift of the machine hits all alike; samples are pooled."
+  echo "  Rounds matter most at 1 MiB: there a cell's median holds within a few % inside one job"
+  echo "  but moves by up to 1.6x from one job to the next, for grove and the MPIs alike (the memory"
+  echo "  a job draws copies faster or slower; 20 rounds of gather 1 MiB at N = 2: grove 65-103 us"
+  echo "  per job, Open MPI 66-92), so a ratio pooled over few jobs is partly a draw."
   echo "- Two metrics per cell. The span: the last rank's completion minus the first rank's start"
   echo "  of a call on the shared CLOCK_MONOTONIC, as a median with a 95% percentile-bootstrap CI"
   echo "  (2000 resamples, deterministic seed per cell); ratio grove/peer of the medians. OSU's"

@@ -7,15 +7,19 @@
 //   them and then publishes a second call number, the release, which the
 //   others wait for. Two hops, and member 0 leaves first.
 //
-// Why two forms: on a host with more members than cores, whichever member
-// runs first after a flags barrier starts its next call while the others
-// may not run for a while; when that next call is rooted at member 0 (a
-// bcast, a scatter) and member 0 is not running, the members that are spin
-// and yield until it gets a core. After a release barrier no member leaves
-// before member 0 has, and member 0 leaves first, so its next call's data is
-// most likely published by the time the others look for it. With a core per
-// member the flags form's single hop is the quicker (docs/shm.md,
-// "Barrier").
+// Why two forms: the call after a barrier. After a flags barrier whichever
+// member saw the last arrival first leaves first; when the next call is
+// rooted at member 0 (a bcast, a scatter) the others then wait for member 0
+// to publish, and where members outnumber cores, for it to get a core.
+// After a release barrier member 0 leaves first, so its next call's data is
+// most likely published by the time the others look for it. The trade, at
+// 2 ranks on 2 cores (docs/shm.md, "Barrier"): the barrier alone takes
+// 0.67 us against flags' 0.41, a bcast or scatter of 1-16 B after it 0.33
+// against 0.45 (and the others' time in it halves), an allgather after it
+// up to 1.1-1.25x longer. `auto` takes the release form: with flags, small
+// bcasts and scatters measured 1.2-1.7x MPICH's per-rank mean with a
+// barrier before each call (1.0-1.1x with release); a code whose barriers
+// precede symmetric calls may prefer flags.
 //
 // The release form's second number costs member 0 nothing in its next
 // call: the other members enter it together with their arrival, not when
@@ -27,10 +31,7 @@
 // entered the release has finished everything the number promises.
 //
 // Every member must use the same form: the release form takes two call
-// numbers, the flags form one. `auto` decides from the group's size and the
-// host's online cores, which every member of the group sees alike.
-
-#include <unistd.h>
+// numbers, the flags form one. `auto` is the release form.
 
 #include "coll/shm/collectives.hpp"
 #include "coll/shm/group.hpp"
@@ -45,20 +46,13 @@ const params::ChoiceParam shm_barrier{
     {"auto", "flags", "release"},
     "the shared-memory barrier: flags (every member waits for every other's arrival; one hop), "
     "release (member 0 gathers the arrivals, then releases the others; two hops, member 0 "
-    "leaves first), or auto (release on a host with more members than online cores, else "
-    "flags); every rank must use the same"};
-
-long online_cores() {
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores;
-}
+    "leaves first, so a rooted call after the barrier finds its data sooner), or auto "
+    "(release); every rank must use the same"};
 
 }  // namespace
 
-bool release_barrier_for(std::string_view choice, int members, long cores) {
-  if (choice == "release") return true;
-  if (choice == "flags") return false;
-  return cores > 0 && members > cores;
+bool release_barrier_for(std::string_view choice) {
+  return choice != "flags";
 }
 
 bool barrier(Group* group) {
@@ -71,7 +65,7 @@ void barrier(Group& group) {
   const CallSignature signature{coll::Collective::barrier, -1, 0};
   const uint64_t call = group.begin();
   group.publish(call, signature);
-  if (!release_barrier_for(shm_barrier.get(), group.size(), online_cores())) {
+  if (!release_barrier_for(shm_barrier.get())) {
     group.await_all(call, signature);
     return;
   }

@@ -45,9 +45,8 @@ coll::AlgorithmInfo algorithm(coll::Collective collective);
 bool barrier(Group* group);
 void barrier(Group& group);
 // Whether the barrier takes its release form (barrier.cpp) for the
-// parameter's value `choice` (auto, flags, release), a group of `members`
-// and a host with `cores` online cores (0 or less: unknown, flags).
-bool release_barrier_for(std::string_view choice, int members, long cores);
+// parameter's value `choice` (auto, flags, release).
+bool release_barrier_for(std::string_view choice);
 bool bcast(Group* group, std::span<std::byte> buffer, int root);
 bool bcast(Group& group, Route route, std::span<std::byte> buffer, int root);
 bool scatter(Group* group, std::span<const std::byte> send, std::span<std::byte> recv, int root);

@@ -64,6 +64,41 @@ TEST(BenchSummary, MarkdownHasOneRowPerGroveCellAndSaysWhyAPeerIsMissing) {
   EXPECT_THAT(md, testing::Not(testing::HasSubstr("(per-rank mean)")));
 }
 
+// Two cells beside a load. 1 B: grove 8 -> 7.6 us (0.95), openmpi 20 -> 9 us
+// (0.45): grove's slowdown is 2.11x openmpi's, but grove loaded is still
+// below openmpi loaded. 64 B: grove 1 -> 3 us (3.0), openmpi 1 -> 1 us:
+// over 2 and slower loaded. mpich 10 -> 10 us at 1 B (within 2x), 1 -> 1 us
+// at 64 B (over 2, grove slower loaded).
+const char* const kLoadedCells =
+    "grove\tbcast\tauto\t4\t1\tisolated\t0\t8e-6\n"
+    "grove+bg\tbcast\tauto\t4\t1\tisolated\t0\t7.6e-6\n"
+    "openmpi\tbcast\tnative\t4\t1\tisolated\t0\t20e-6\n"
+    "openmpi+bg\tbcast\tnative\t4\t1\tisolated\t0\t9e-6\n"
+    "mpich\tbcast\tnative\t4\t1\tisolated\t0\t10e-6\n"
+    "mpich+bg\tbcast\tnative\t4\t1\tisolated\t0\t10e-6\n"
+    "grove\tbcast\tauto\t4\t64\tisolated\t0\t1e-6\n"
+    "grove+bg\tbcast\tauto\t4\t64\tisolated\t0\t3e-6\n"
+    "openmpi\tbcast\tnative\t4\t64\tisolated\t0\t1e-6\n"
+    "openmpi+bg\tbcast\tnative\t4\t64\tisolated\t0\t1e-6\n"
+    "mpich\tbcast\tnative\t4\t64\tisolated\t0\t1e-6\n"
+    "mpich+bg\tbcast\tnative\t4\t64\tisolated\t0\t1e-6\n";
+
+TEST(BenchSummary, BackgroundCountsCellsOverTwoWhereGroveLoadedIsStillFasterApart) {
+  RunSummary run;
+  run.settings = {"4 ranks on 2 cores"};
+  run.cells = synthetic_cells(kLoadedCells);
+  run.peers = {{"openmpi", true, "Open MPI v4.1.4"}, {"mpich", true, "MPICH 4.0.2"}};
+  const std::string md = markdown(run);
+  EXPECT_THAT(md, testing::HasSubstr(
+                      "- grove's slowdown over openmpi's (span medians): at most 2 in 0 of 2 "
+                      "cells; of the other 2, 1 with grove loaded at or below openmpi loaded, "
+                      "worst 3.000 (bcast/auto/4/64/isolated)\n"));
+  EXPECT_THAT(md, testing::HasSubstr(
+                      "- grove's slowdown over mpich's (span medians): at most 2 in 1 of 2 cells; "
+                      "of the other 1, 0 with grove loaded at or below mpich loaded, worst 3.000 "
+                      "(bcast/auto/4/64/isolated)\n"));
+}
+
 TEST(BenchPlot, ScriptHasOneSeriesPerLibraryAndLeavesOutZeroBytes) {
   const auto cells = synthetic_cells(
       "grove\tbcast\tauto\t2\t0\tisolated\t0\t1e-6\n"
