@@ -8,7 +8,7 @@
 #                                      TSVs already in bench/results/
 #
 # Settings (environment): RANKS ("2 4 8"), COLLS (the issue's seven; those
-# grove does not have yet are left out and listed), SIZES (1:1MiB),
+# grove does not have yet are left out and listed), SIZES (1:1MiB:4),
 # CADENCES ("isolated barrier-after": grove's loop, a barrier before each
 # call, into nN.tsv; OSU's, a barrier after it, into nN-osu.tsv), ROUNDS (5:
 # every round is a new job per library, and a 1 MiB cell's median moves by
@@ -30,7 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 ranks=${RANKS:-"2 4 8"}
 colls=${COLLS:-bcast,scatter,gather,allgather,alltoall,barrier,allreduce}
-sizes=${SIZES:-1:1MiB}
+sizes=${SIZES:-1:1MiB:4}
 cadences=${CADENCES:-${CADENCE:-isolated barrier-after}}
 rounds=${ROUNDS:-5}
 cell_time=${CELL_TIME:-0.3}
