@@ -18,8 +18,8 @@
 // against 0.45 (and the others' time in it halves), an allgather after it
 // up to 1.1-1.25x longer. `auto` takes the release form: with flags, small
 // bcasts and scatters measured 1.2-1.7x MPICH's per-rank mean with a
-// barrier before each call (1.0-1.1x with release); a code whose barriers
-// precede symmetric calls may prefer flags.
+// barrier before each call, with release at or below it; a code whose
+// barriers precede symmetric calls may prefer flags.
 //
 // The release form's second number costs member 0 nothing in its next
 // call: the other members enter it together with their arrival, not when
