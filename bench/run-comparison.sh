@@ -12,8 +12,8 @@
 # CADENCES ("isolated barrier-after": grove's loop, a barrier before each
 # call, into nN.tsv; OSU's, a barrier after it, into nN-osu.tsv), ROUNDS (5:
 # every round is a new job per library, and a 1 MiB cell's median moves by
-# up to 1.6x from job to job while it holds within a few % inside one, as
-# the memory a job draws is faster or slower to copy: docs/results.md, Method),
+# up to 1.6x from job to job while it holds within 10% inside one:
+# docs/results.md, Method),
 # CELL_TIME (0.3 s per cell over all rounds),
 # MAX_ITERS (600 calls per cell over all rounds),
 # BUILD_DIR (build-release, configured as Release), RESULTS_DIR
@@ -176,10 +176,11 @@ rel_plots=$(realpath --relative-to="$(dirname "$doc")" "$plots")
   echo
   echo "- Each N runs grove and each peer as separate jobs in interleaved rounds (grove, openmpi,"
   echo "  mpich, gloo, grove, ...), so drift of the machine hits all alike; samples are pooled."
-  echo "  Rounds matter most at 1 MiB: there a cell's median holds within a few % inside one job"
-  echo "  but moves by up to 1.6x from one job to the next, for grove and the MPIs alike (the memory"
-  echo "  a job draws copies faster or slower; 20 rounds of gather 1 MiB at N = 2: grove 65-103 us"
-  echo "  per job, Open MPI 66-92), so a ratio pooled over few jobs is partly a draw."
+  echo "  Rounds matter most at 1 MiB: there a cell's median holds within 10% inside one job"
+  echo "  (mostly 2-6%) but moves by up to 1.6x from one job to the next, for grove and the MPIs"
+  echo "  alike (20 rounds of gather 1 MiB at N = 2: grove 65-103 us per job, Open MPI 66-92; the"
+  echo "  root's process_vm_readv is the part that varies, why was not found), so a ratio pooled"
+  echo "  over few jobs is partly a draw."
   echo "- Two metrics per cell. The span: the last rank's completion minus the first rank's start"
   echo "  of a call on the shared CLOCK_MONOTONIC, as a median with a 95% percentile-bootstrap CI"
   echo "  (2000 resamples, deterministic seed per cell); ratio grove/peer of the medians. OSU's"

@@ -16,7 +16,7 @@
 // 2 ranks on 2 cores (docs/shm.md, "Barrier"): the barrier alone takes
 // 0.67 us against flags' 0.41, a bcast or scatter of 1-16 B after it 0.33
 // against 0.45 (and the others' time in it halves), an allgather after it
-// up to 1.1-1.25x longer. `auto` takes the release form: with flags, small
+// up to 1.1-1.26x longer. `auto` takes the release form: with flags, small
 // bcasts and scatters measured 1.2-1.7x MPICH's per-rank mean with a
 // barrier before each call, with release at or below it; a code whose
 // barriers precede symmetric calls may prefer flags.
