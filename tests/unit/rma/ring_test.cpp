@@ -196,27 +196,36 @@ TEST(Crc32c, EveryPathAgreesWithTheTable) {
   EXPECT_TRUE(crc32c_supported(crc32c_path()));
 }
 
+// `copy` (one of crc32c.hpp's copy-and-checksum forms) of the first
+// `length` bytes of `data` with `carried` carried in: returns `want`, copies
+// every byte and none past the end.
+template <class Copy>
+void expect_copy_and_crc(Copy copy, const std::vector<std::byte>& data, size_t length,
+                         uint32_t carried, uint32_t want) {
+  std::vector<std::byte> to(length + 1, std::byte{0x5a});
+  EXPECT_EQ(copy(carried, to.data(), data.data(), length), want) << length;
+  EXPECT_TRUE(std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), to.begin()))
+      << length;
+  EXPECT_EQ(to[length], std::byte{0x5a}) << "copied past the end at " << length;
+}
+
+std::vector<std::byte> crc_test_bytes(size_t n) {
+  std::vector<std::byte> data(n);
+  for (size_t i = 0; i < n; ++i)
+    data[i] = static_cast<std::byte>((i * 2654435761u) >> 13);
+  return data;
+}
+
 // The two-pass copies (a ring slot's side moves in a plain copy, the
 // checksum reads this core's side) give the one-pass copy's bytes and CRC,
 // across their 8 KiB pieces and with a CRC carried in.
 TEST(Crc32c, TwoPassCopiesMatchTheOnePassCopy) {
-  std::vector<std::byte> data(70000);
-  for (size_t i = 0; i < data.size(); ++i)
-    data[i] = static_cast<std::byte>((i * 2654435761u) >> 13);
+  const std::vector<std::byte> data = crc_test_bytes(70000);
   for (size_t length : {0, 1, 255, 4096, 8191, 8192, 8193, 16384 + 7, 65536 + 5}) {
     for (uint32_t carried : {0u, 0xdeadbeefu}) {
       const uint32_t want = crc32c_extend_by(Crc32cPath::table, carried, data.data(), length);
-      std::vector<std::byte> a(length + 1, std::byte{0x5a}), b(length + 1, std::byte{0x5a});
-      EXPECT_EQ(crc32c_then_copy(carried, a.data(), data.data(), length), want) << length;
-      EXPECT_EQ(copy_then_crc32c(carried, b.data(), data.data(), length), want) << length;
-      EXPECT_TRUE(
-          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), a.begin()))
-          << length;
-      EXPECT_TRUE(
-          std::equal(data.begin(), data.begin() + static_cast<ptrdiff_t>(length), b.begin()))
-          << length;
-      EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
-      EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+      expect_copy_and_crc(crc32c_then_copy, data, length, carried, want);
+      expect_copy_and_crc(copy_then_crc32c, data, length, carried, want);
     }
   }
 }
@@ -226,25 +235,20 @@ TEST(Crc32c, TwoPassCopiesMatchTheOnePassCopy) {
 // `checked` bytes, with a CRC carried in; `checked` above the length
 // checks the whole.
 TEST(Crc32c, PrefixCopiesChecksumTheirFirstBytesAndCopyAll) {
-  std::vector<std::byte> data(40000);
-  for (size_t i = 0; i < data.size(); ++i)
-    data[i] = static_cast<std::byte>((i * 2246822519u) >> 11);
+  const std::vector<std::byte> data = crc_test_bytes(40000);
   const std::pair<size_t, size_t> cases[] = {{4096, 2048},  {6144, 2048}, {8192 + 3, 2048},
                                              {16384, 4096}, {30000, 1},   {100, 200}};
   for (const auto& [length, checked] : cases) {
     for (uint32_t carried : {0u, 0x1234567u}) {
       const uint32_t want =
           crc32c_extend_by(Crc32cPath::table, carried, data.data(), std::min(length, checked));
-      std::vector<std::byte> a(length + 1, std::byte{0x5a}), b(length + 1, std::byte{0x5a});
-      EXPECT_EQ(crc32c_prefix_then_copy(carried, a.data(), data.data(), length, checked), want)
-          << length;
-      EXPECT_EQ(copy_then_crc32c_prefix(carried, b.data(), data.data(), length, checked), want)
-          << length;
-      const auto end = data.begin() + static_cast<ptrdiff_t>(length);
-      EXPECT_TRUE(std::equal(data.begin(), end, a.begin())) << length;
-      EXPECT_TRUE(std::equal(data.begin(), end, b.begin())) << length;
-      EXPECT_EQ(a[length], std::byte{0x5a}) << "copied past the end at " << length;
-      EXPECT_EQ(b[length], std::byte{0x5a}) << "copied past the end at " << length;
+      const size_t c = checked;
+      expect_copy_and_crc([c](uint32_t crc, void* to, const void* from,
+                              size_t n) { return crc32c_prefix_then_copy(crc, to, from, n, c); },
+                          data, length, carried, want);
+      expect_copy_and_crc([c](uint32_t crc, void* to, const void* from,
+                              size_t n) { return copy_then_crc32c_prefix(crc, to, from, n, c); },
+                          data, length, carried, want);
     }
   }
 }
@@ -254,9 +258,7 @@ TEST(Crc32c, PrefixCopiesChecksumTheirFirstBytesAndCopyAll) {
 // bytes inside each range and none outside, and the CRC both sides carry
 // is that of exactly the message's first `covered` bytes (0 unchecked).
 TEST(SlotCopy, BothSidesCopyEveryByteAndChecksumTheCoveredPrefix) {
-  std::vector<std::byte> message(50000);
-  for (size_t i = 0; i < message.size(); ++i)
-    message[i] = static_cast<std::byte>((i * 2654435761u) >> 17);
+  const std::vector<std::byte> message = crc_test_bytes(50000);
   struct Case {
     size_t length, chunk, covered;
   };
